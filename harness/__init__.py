@@ -1,0 +1,8 @@
+"""vramlab: measured ablations of memory-saving techniques for fine-tuning LLMs inside one 16 GB GPU.
+
+Data flows one way: matrix file (ablations/) -> cells (harness.matrix) -> one cell in a fresh process
+(harness.run_cell, harness.recipe, harness.techniques) -> result JSON (harness.results)
+-> pandas table (harness.aggregate) -> tables and charts (harness.report).
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,40 @@
+"""A cell: one complete set of settings, with an id that depends on nothing else."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.rules import Conflict, first_conflict
+
+
+def canonical_json(settings: dict[str, Any]) -> str:
+    return json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def cell_id_of(settings: dict[str, Any]) -> str:
+    """Stable across runs, machines and matrix files: the same settings always give the same id, so
+    a cell shared by two matrices (or kept while a matrix grows) is recognised as done."""
+    return hashlib.sha256(canonical_json(settings).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Cell:
+    matrix: str
+    name: str
+    settings: dict[str, Any]
+    varied: dict[str, Any] = field(default_factory=dict)  # the axis levels that define this cell
+
+    @property
+    def cell_id(self) -> str:
+        return cell_id_of(self.settings)
+
+    @property
+    def conflict(self) -> Conflict | None:
+        return first_conflict(self.settings)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"matrix": self.matrix, "name": self.name, "cell_id": self.cell_id,
+                "varied": self.varied, "settings": self.settings}

@@ -1,0 +1,114 @@
+"""`vramlab` (also `python -m harness`): the commands the Snakefile calls, usable by hand too."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from harness.matrix import MatrixError, expand, find_cell
+from harness.results import result_path
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    cells = expand(args.matrix)
+    skipped = [c for c in cells if c.conflict]
+    print(f"{args.matrix}: {len(cells)} cells, {len(skipped)} skipped by declared conflicts")
+    return 0
+
+
+def _cmd_cells(args: argparse.Namespace) -> int:
+    for cell in expand(args.matrix):
+        if args.json:
+            print(json.dumps(cell.as_dict(), sort_keys=True))
+        else:
+            note = f"  [skipped: {cell.conflict.name}]" if cell.conflict else ""
+            print(f"{cell.cell_id}  {cell.name}{note}")
+    return 0
+
+
+def _cmd_run_cell(args: argparse.Namespace) -> int:
+    from harness.run_cell import run
+
+    cells = expand(args.matrix)
+    cell = find_cell(args.matrix, args.cell)
+    index = [c.cell_id for c in cells].index(cell.cell_id) + 1
+    out = Path(args.out) if args.out else result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
+    logging.getLogger("vramlab").info("cell %d/%d of %s: %s (%s)", index, len(cells), cell.matrix,
+                                      cell.name, cell.cell_id)
+    run(cell, out)
+    return 0
+
+
+def _cmd_aggregate(args: argparse.Namespace) -> int:
+    from harness.aggregate import aggregate
+
+    aggregate(args.matrix, Path(args.results_dir), Path(args.reports_dir))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from harness.report import build_report
+
+    build_report(Path(args.reports_dir) / args.matrix_name)
+    return 0
+
+
+def _cmd_default_matrix(args: argparse.Namespace) -> int:
+    from harness.workflow import default_matrix
+
+    name, why = default_matrix()
+    print(f"{name}\t{why}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="vramlab", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate", help="check a matrix file and count its cells")
+    p.add_argument("matrix", help="a name under ablations/ or a path to a YAML file")
+    p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("cells", help="list a matrix's cells with their ids")
+    p.add_argument("matrix")
+    p.add_argument("--json", action="store_true", help="one JSON object per cell")
+    p.set_defaults(func=_cmd_cells)
+
+    p = sub.add_parser("run-cell", help="run one cell in this process and write its result file")
+    p.add_argument("--matrix", required=True)
+    p.add_argument("--cell", required=True, help="the cell id")
+    p.add_argument("--out", help="result file (default results/<matrix>/<cell_id>.json)")
+    p.add_argument("--results-dir", default="results")
+    p.set_defaults(func=_cmd_run_cell)
+
+    p = sub.add_parser("aggregate", help="gather a matrix's result files into reports/<matrix>/cells.csv")
+    p.add_argument("matrix")
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--reports-dir", default="reports")
+    p.set_defaults(func=_cmd_aggregate)
+
+    p = sub.add_parser("report", help="Markdown, LaTeX and charts from reports/<matrix>/cells.csv")
+    p.add_argument("matrix_name")
+    p.add_argument("--reports-dir", default="reports")
+    p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("default-matrix", help="the matrix `snakemake` runs when none is given, and why")
+    p.set_defaults(func=_cmd_default_matrix)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="[vramlab %(asctime)s] %(message)s", datefmt="%H:%M:%S")
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except MatrixError as err:
+        print(f"vramlab: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

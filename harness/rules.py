@@ -1,0 +1,45 @@
+"""Combinations of settings that cannot run together, each declared once with its reason.
+
+A cell that matches a rule is kept in the matrix and recorded as `skipped` with the reason: it is
+never altered into a different cell behind the researcher's back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Conflict:
+    name: str
+    reason: str
+    applies: Callable[[dict[str, Any]], bool]
+
+
+CONFLICTS: tuple[Conflict, ...] = (
+    Conflict(
+        "unsloth-with-liger",
+        "Unsloth and Liger-Kernel both replace the same modules (RMSNorm, RoPE, SwiGLU MLP, cross-entropy "
+        "on the LM head); the second patch would silently undo or wrap the first, so which kernels ran "
+        "could not be told",
+        lambda s: s["kernels"] == "liger+unsloth",
+    ),
+    Conflict(
+        "unsloth-eager-attention",
+        "Unsloth replaces the attention forward with its own (SDPA-based) path, so 'eager' cannot be "
+        "honoured; measure eager attention without Unsloth",
+        lambda s: s["kernels"] == "unsloth" and s["attention"] == "eager",
+    ),
+    Conflict(
+        "flash-attention-fp32",
+        "FlashAttention kernels run only in 16-bit floating point; with float32 compute the math kernel "
+        "would run instead, which is a different cell",
+        lambda s: s["attention"] == "flash_attention_2" and s["dtype"] == "float32",
+    ),
+)
+
+
+def first_conflict(settings: dict[str, Any]) -> Conflict | None:
+    return next((c for c in CONFLICTS if c.applies(settings)), None)

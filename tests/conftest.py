@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(config, items):
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory) -> Path:
+    """One model cache for the whole session: arch: and GGUF conversions are made once."""
+    path = tmp_path_factory.mktemp("vramlab-cache")
+    os.environ["VRAMLAB_CACHE"] = str(path)
+    return path
+
+
+def write_matrix(folder: Path, text: str, name: str = "m") -> Path:
+    path = folder / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def run_vramlab(*args: str, cwd: Path, cache: Path, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "VRAMLAB_CACHE": str(cache), "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)

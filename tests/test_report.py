@@ -1,0 +1,81 @@
+"""The report stage reads only result files: a folder of results in every status -> tables and charts."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from harness import results
+from harness.aggregate import aggregate
+from harness.matrix import expand
+from harness.report import build_report
+from harness.run_cell import _base_result
+from tests.conftest import write_matrix
+
+GIB = 2**30
+
+MATRIX = """
+fixed: {model: "arch:tiny-llama", budget: 16GiB}
+axes: {context: [1024, 2048], kernels: [none, liger+unsloth]}
+"""
+
+
+def fake_environment() -> dict:
+    return {"gpu": "Test GPU", "cpu": "Test CPU", "versions": {"torch": "2.x"}}
+
+
+@pytest.fixture
+def result_folder(tmp_path):
+    matrix = write_matrix(tmp_path, MATRIX)
+    cells = expand(str(matrix))
+    statuses = ["ok", "oom", "skipped", "error"]
+    for i, (cell, status) in enumerate(zip(cells, statuses, strict=True)):
+        result = _base_result(cell)
+        result.update(status=status, reason=None if status == "ok" else f"because {status}",
+                      environment=fake_environment(), budget={"limit_bytes": 16 * GIB},
+                      model={"random_weights": True}, finished_at="now")
+        if status in ("ok", "oom"):
+            result["metrics"].update(peak_device_bytes=(10 + 8 * i) * GIB, peak_allocated_bytes=9 * GIB,
+                                     peak_reserved_bytes=(9.5 + 8 * i) * GIB, load_seconds=3.0,
+                                     step_seconds=[5.0, 2.0, 2.2], loss=[11.9, 11.8, 11.7],
+                                     tokens_per_second=1024 / 2.1, median_step_seconds=2.1)
+        results.write_atomic(results.result_path(tmp_path / "results", cell.matrix, cell.cell_id), result)
+    return tmp_path, matrix
+
+
+def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
+    folder, matrix = result_folder
+    csv_path = aggregate(str(matrix), folder / "results", folder / "reports")
+    cells = pd.read_csv(csv_path)
+    assert list(cells["status"]) == ["ok", "oom", "skipped", "error"]
+    assert cells.loc[0, "peak_device_bytes"] == 10 * GIB  # raw bytes in the table
+    assert cells.loc[0, "final_loss"] == pytest.approx(11.7)
+    steps = pd.read_csv(folder / "reports" / "m" / "steps.csv")
+    assert len(steps) == 6 and steps["warmup"].sum() == 2
+
+    outputs = build_report(folder / "reports" / "m")
+    report = (folder / "reports" / "m" / "report.md").read_text()
+    for status in ("ok", "oom", "skipped", "error"):
+        assert f"| {status} " in report
+    assert "because oom" in report and "because error" in report
+    assert "10.00" in report and "18.00" in report  # peaks in GiB
+    assert "random weights" in report
+    tex = (folder / "reports" / "m" / "tables.tex").read_text()
+    assert "\\toprule" in tex and "\\bottomrule" in tex and "peak device GiB" in tex
+    for png in ("memory.png", "throughput.png", "loss.png"):
+        assert (folder / "reports" / "m" / png).stat().st_size > 5000
+    assert len(outputs) == 5
+
+
+def test_aggregate_refuses_a_matrix_with_a_missing_result(result_folder):
+    folder, matrix = result_folder
+    next((folder / "results" / "m").glob("*.json")).unlink()
+    with pytest.raises(FileNotFoundError, match="has no result file"):
+        aggregate(str(matrix), folder / "results", folder / "reports")
+
+
+def test_a_result_file_is_never_left_half_written(tmp_path):
+    target = tmp_path / "r.json"
+    with pytest.raises(ValueError):
+        results.write_atomic(target, {"status": "ok"})  # invalid: rejected before anything is written
+    assert list(tmp_path.iterdir()) == []

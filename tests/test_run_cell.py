@@ -1,0 +1,120 @@
+"""A cell end to end in a fresh process, on a tiny real model (random weights, real stack), on the CPU."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_vramlab, write_matrix
+
+TINY = """
+fixed:
+  model: "arch:tiny-llama"
+  data: zipf
+  device: cpu
+  steps: 2
+  warmup_steps: 1
+  grad_accum: 2
+  lora_rank: 4
+  lora_alpha: 8
+  budget: 16GiB
+design: list
+cells:
+{cells}
+"""
+
+
+def run_one(tmp_path, cache_dir, cell: str) -> dict:
+    matrix = write_matrix(tmp_path, TINY.format(cells=f"  - {cell}"))
+    listed = run_vramlab("cells", str(matrix), "--json", cwd=tmp_path, cache=cache_dir)
+    assert listed.returncode == 0, listed.stderr
+    cell_id = json.loads(listed.stdout.splitlines()[0])["cell_id"]
+    done = run_vramlab("run-cell", "--matrix", str(matrix), "--cell", cell_id, cwd=tmp_path, cache=cache_dir)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((tmp_path / "results" / "m" / f"{cell_id}.json").read_text())
+    assert result["cell_id"] == cell_id
+    return result
+
+
+@pytest.mark.slow
+def test_a_cell_trains_and_records_the_contract(tmp_path, cache_dir):
+    result = run_one(tmp_path, cache_dir, "{name: plain, context: 64, checkpointing: 'on', adapter: rslora}")
+    assert result["status"] == "ok", result.get("traceback") or result["reason"]
+    assert result["schema_version"] == 1 and result["quality"] is None
+    metrics = result["metrics"]
+    assert len(metrics["step_seconds"]) == 3 and len(metrics["loss"]) == 3
+    assert all(s > 0 for s in metrics["step_seconds"])
+    assert metrics["tokens_per_step"] == 2 * 64
+    assert metrics["tokens_per_second"] == pytest.approx(128 / metrics["median_step_seconds"])
+    assert metrics["peak_device_bytes"] > 50 * 2**20  # a CPU run's device memory is its resident set
+    assert metrics["peak_allocated_bytes"] is None  # no allocator statistics on the CPU
+    assert metrics["load_seconds"] > 0
+    assert 0 < metrics["mfu"] < 1
+    records = result["records"]
+    assert records["adapter"]["kind"] == "rslora" and records["adapter"]["scaling"] == pytest.approx(4.0)
+    assert records["checkpointing"]["checkpointed_modules"] == 2
+    assert records["attention"]["kernel"] in ("flash", "math")
+    assert result["trainer"]["loss_type"] == "nll"
+    assert result["model"]["random_weights"] is True
+    env = result["environment"]
+    assert env["versions"]["torch"] and env["versions"]["trl"] and env["python"]
+    assert result["config"]["context"] == 64
+
+
+@pytest.mark.slow
+def test_offloaded_checkpointing_and_vocabulary_slicing(tmp_path, cache_dir):
+    result = run_one(tmp_path, cache_dir, "{name: slim, context: 256, checkpointing: offload, vocabulary: 300}")
+    assert result["status"] == "ok", result.get("traceback") or result["reason"]
+    vocab = result["records"]["vocabulary"]
+    assert vocab["size"] == 300 and vocab["native_size"] == 2048
+    # 1,536 Zipf-distributed training tokens hold more than 300 distinct ids: the rarest fall outside,
+    # and the kept most frequent ones still cover most of the data
+    assert 0 < vocab["outside_share"] < 0.5
+    assert vocab["distinct_training_tokens"] <= 300
+    assert result["records"]["checkpointing"]["offloaded_modules"] == 2
+
+
+@pytest.mark.slow
+def test_eager_attention_is_recorded_as_such(tmp_path, cache_dir):
+    result = run_one(tmp_path, cache_dir, "{name: eager, context: 32, attention: eager}")
+    assert result["status"] == "ok"
+    assert result["records"]["attention"]["kernel"] == "eager"
+
+
+@pytest.mark.slow
+def test_a_real_allocation_failure_is_an_oom_result(tmp_path, cache_dir):
+    # eager attention at 64k tokens asks for a 4 x 65536^2 fp32 score matrix (64 GiB): the allocator refuses
+    result = run_one(tmp_path, cache_dir, "{name: huge, context: 65536, attention: eager, grad_accum: 1}")
+    assert result["status"] == "oom", result.get("traceback")
+    assert "allocate" in result["reason"]
+    assert result["metrics"]["peak_device_bytes"] > 0
+    assert result["metrics"]["phases"]["load"]["seconds"] > 0
+
+
+@pytest.mark.slow
+def test_going_over_the_budget_is_an_oom_result_with_the_figures(tmp_path, cache_dir):
+    result = run_one(tmp_path, cache_dir, "{name: small-card, context: 32, budget: 64MiB}")
+    assert result["status"] == "oom"
+    assert "over the 0.06 GiB budget" in result["reason"]
+    assert result["metrics"]["tokens_per_second"] > 0  # it trained; it just would not fit
+
+
+def test_any_other_failure_is_an_error_result_with_the_traceback(tmp_path, cache_dir):
+    result = run_one(tmp_path, cache_dir, "{name: missing, model: /nonexistent/model}")
+    assert result["status"] == "error"
+    assert "Traceback" in result["traceback"]
+    assert "nonexistent" in result["reason"]
+
+
+def test_a_technique_this_machine_cannot_run_is_skipped_with_the_reason(tmp_path, cache_dir):
+    result = run_one(tmp_path, cache_dir, "{name: nf4, quantization: nf4}")
+    assert result["status"] == "skipped"
+    assert "CUDA" in result["reason"]
+
+
+def test_a_declared_conflict_is_skipped_without_loading_anything(tmp_path, cache_dir):
+    result = run_one(tmp_path, cache_dir, "{name: both, kernels: liger+unsloth}")
+    assert result["status"] == "skipped"
+    assert "unsloth-with-liger" in result["reason"]
+    assert result["metrics"]["step_seconds"] == []

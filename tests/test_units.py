@@ -1,0 +1,80 @@
+"""Small pieces with exact answers: data, vocabulary choice, the CPU loss port, budget judgement."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from harness import data
+from harness.budget import Budget
+from harness.lm_head_loss import TorchChunkedLogProb
+from harness.measure import summarize_steps
+from harness.techniques.vocabulary import byte_level_symbols, choose_kept
+
+
+def test_zipf_data_is_deterministic_full_and_skewed():
+    a = data.build("zipf", None, 5000, context=256, count=8, seed=1)
+    b = data.build("zipf", None, 5000, context=256, count=8, seed=1)
+    assert a.fingerprint == b.fingerprint and a.sequences == b.sequences
+    assert all(len(s) == 256 for s in a.sequences)
+    counts = torch.bincount(torch.tensor(a.sequences).flatten(), minlength=5000)
+    top = counts.sort(descending=True).values
+    assert top[:50].sum() > top[-2500:].sum()  # a few ids carry much of the mass
+    assert data.build("zipf", None, 5000, 256, 8, seed=2).fingerprint != a.fingerprint
+
+
+def test_stdlib_corpus_is_english_prose():
+    docs = data.stdlib_documents()
+    assert len(docs) == len(data.STDLIB_MODULES)
+    assert sum(len(d) for d in docs) > 300_000
+    assert "Module json." in docs[data.STDLIB_MODULES.index("json")]
+
+
+def test_packing_wraps_around_instead_of_padding():
+    assert data._pack([1, 2, 3, 4, 5], 2, 4) == [[1, 2], [3, 4], [1, 2], [3, 4]]
+
+
+def test_vocabulary_keeps_protected_then_most_frequent_then_lowest_ids():
+    sequences = [[9, 9, 9, 7, 7, 5, 300]]
+    kept = choose_kept(sequences, vocab_size=400, target=5, protected={0, 1})
+    assert kept == [0, 1, 5, 7, 9]  # 300 and 5 are tied at one use: the lower id wins
+    assert choose_kept([[3]], vocab_size=10, target=4, protected={9}) == [0, 1, 3, 9]
+    with pytest.raises(ValueError, match="smaller than the 3 special"):
+        choose_kept([[1]], vocab_size=10, target=2, protected={1, 2, 3})
+
+
+def test_byte_level_alphabet_is_the_256_bytes():
+    symbols = byte_level_symbols()
+    assert len(symbols) == 256 and "A" in symbols and "Ġ" in symbols  # Ġ is the space byte
+
+
+def test_cpu_loss_port_matches_full_logits():
+    torch.manual_seed(0)
+    hidden = torch.randn(2500, 32, requires_grad=True)
+    weight = torch.randn(300, 32, requires_grad=True)
+    targets = torch.randint(0, 300, (2500,))
+    log_probs, entropy, _, _, is_top1 = TorchChunkedLogProb.apply(
+        hidden, weight, None, targets, 1.0, 4096, None, 1.0, ("entropy", "is_top1"))
+    full = torch.log_softmax(hidden @ weight.t(), dim=-1)
+    expected = full.gather(1, targets[:, None]).squeeze(1)
+    torch.testing.assert_close(log_probs, expected)
+    torch.testing.assert_close(entropy, -(full.exp() * full).sum(-1))
+    assert torch.equal(is_top1, full.argmax(-1) == targets)
+    grad, = torch.autograd.grad(log_probs.sum(), hidden)
+    expected_grad, = torch.autograd.grad(expected.sum(), hidden)
+    torch.testing.assert_close(grad, expected_grad)
+
+
+def test_step_summary_excludes_warmup_and_reports_spread():
+    summary = summarize_steps([30.0, 2.0, 2.2, 1.8, 2.0, 2.4], warmup=1, tokens_per_step=1000)
+    assert summary["measured_steps"] == 5
+    assert summary["median_step_seconds"] == 2.0
+    assert summary["tokens_per_second"] == 500.0
+    assert summary["min_step_seconds"] == 1.8 and summary["max_step_seconds"] == 2.4
+    assert summary["step_seconds_iqr"] > 0
+
+
+def test_budget_judges_the_whole_process_peak():
+    budget = Budget.from_setting("16GiB", cuda=False)
+    assert budget.judge(15 * 2**30) is None
+    assert "16.50 GiB, over the 16.00 GiB budget" in budget.judge(int(16.5 * 2**30))

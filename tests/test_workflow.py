@@ -1,0 +1,106 @@
+"""Snakemake over a small matrix: dry run, full run, and resumption after a kill -9 half-way."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, write_matrix
+
+MATRIX = """
+fixed: {model: "arch:tiny-qwen3", data: zipf, device: cpu, warmup_steps: 1, lora_rank: 4, lora_alpha: 4}
+design: list
+cells:
+  - {name: long, context: 64, steps: 500}
+  - {name: long-too, context: 48, steps: 500}
+  - {name: quick, context: 32, steps: 2}
+  - {name: both-kernels, context: 32, kernels: liger+unsloth}
+"""
+
+
+def snakemake(workdir: Path, matrix: Path, cache: Path, *extra: str, **popen) -> subprocess.Popen:
+    env = {**os.environ, "VRAMLAB_CACHE": str(cache), "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+               "--cores", "1", "--config", f"matrix={matrix}", *extra]
+    popen.setdefault("stdout", subprocess.PIPE)
+    return subprocess.Popen(command, env=env, stderr=subprocess.STDOUT, text=True, **popen)
+
+
+def test_dry_run_lists_one_job_per_cell_then_aggregate_and_report(tmp_path, cache_dir):
+    matrix = write_matrix(tmp_path, MATRIX)
+    out, _ = snakemake(tmp_path, matrix, cache_dir, "-n").communicate(timeout=120)
+    counts = dict(line.split()[:2] for line in out.splitlines() if line.split()[:1] in (["cell"], ["aggregate"]))
+    assert counts == {"cell": "4", "aggregate": "1"}
+    assert "aggregate" in out and "report" in out
+    assert "matrix 'm'" in out and "4 cells" in out
+
+
+def test_a_typo_stops_the_workflow_before_any_cell(tmp_path, cache_dir):
+    matrix = write_matrix(tmp_path, MATRIX.replace("kernels:", "kernel:"))
+    proc = snakemake(tmp_path, matrix, cache_dir)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    assert "unknown setting 'kernel'; did you mean 'kernels'?" in out
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_redoing_only_the_unfinished_cell(tmp_path, cache_dir):
+    matrix = write_matrix(tmp_path, MATRIX)
+    results = tmp_path / "results" / "m"
+    # output to a file: an unread pipe would fill up and stall the run
+    log = (tmp_path / "first-run.log").open("w")
+    proc = snakemake(tmp_path, matrix, cache_dir, start_new_session=True, stdout=log)
+    # Wait until one cell has finished and the next one is training, then kill everything at once.
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        trained = [p for p in results.glob("*.json") if json.loads(p.read_text())["status"] == "ok"]
+        running = [p for p in (results / "logs").glob("*.log") if "step 1/" in p.read_text()
+                   and not (results / (p.stem + ".json")).exists()] if results.exists() else []
+        if trained and running:
+            break
+        if proc.poll() is not None:
+            pytest.fail("the run ended before it could be killed half-way")
+        time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail("the run never reached a second training cell")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed_cell = running[0].stem
+    assert not (results / f"{killed_cell}.json").exists()
+    before = {p.name: p.stat().st_mtime_ns for p in results.glob("*.json")}
+    for path in before:  # every file under its final name is a complete result
+        assert json.loads((results / path).read_text())["status"] in ("ok", "skipped")
+
+    proc = snakemake(tmp_path, matrix, cache_dir)
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, out[-3000:]
+    after = {p.name: p.stat().st_mtime_ns for p in results.glob("*.json")}
+    assert len(after) == 4
+    assert all(after[name] == mtime for name, mtime in before.items())  # finished cells were not rerun
+    assert f"{killed_cell}.json" in after
+    assert out.count("run-cell") == 4 - len(before)
+    report = (tmp_path / "reports" / "m" / "report.md").read_text()
+    assert "skipped" in report and "unsloth-with-liger" in report
+
+    # a third run has nothing to do
+    out, _ = snakemake(tmp_path, matrix, cache_dir).communicate(timeout=120)
+    assert "Nothing to be done" in out
+
+
+def test_slurm_profile_sends_each_cell_as_a_one_gpu_job(tmp_path, cache_dir):
+    proc = snakemake(tmp_path, REPO / "ablations" / "seed-16gb.yaml", cache_dir, "-n", "--profile",
+                     str(REPO / "profiles" / "slurm"))
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out[-2000:]
+    cell_jobs = [block for block in out.split("rule ")[1:] if block.startswith("cell:")]
+    assert len(cell_jobs) == 18
+    assert all("gpu=1" in block and "slurm_partition=gpu" in block for block in cell_jobs)
