@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import socket
 import subprocess
@@ -37,6 +38,9 @@ def _cpu_name() -> str:
 
 
 def _git() -> dict[str, Any]:
+    if os.environ.get("VRAMLAB_GIT_COMMIT"):
+        # a copy of the tree without .git (a remote GPU machine): the launcher says which commit it is
+        return {"commit": os.environ["VRAMLAB_GIT_COMMIT"], "dirty": None, "source": "VRAMLAB_GIT_COMMIT"}
     def git(*args: str) -> str | None:
         try:
             out = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, timeout=10)

@@ -38,7 +38,10 @@ class SdpaProbe:
         self._original = original = F.scaled_dot_product_attention
 
         def probed(query, key, value, *args, **kwargs):
-            if self.observed is not None or (not query.requires_grad and not key.requires_grad):
+            import torch
+
+            # only the first call of training, and never inside a graph being compiled (Unsloth compiles)
+            if self.observed is not None or torch.compiler.is_compiling() or not torch.is_grad_enabled():
                 return original(query, key, value, *args, **kwargs)
             from torch.profiler import ProfilerActivity, profile
 
