@@ -13,6 +13,23 @@ from typing import Any
 from harness.techniques.base import Plan, Technique, require_cuda, require_package
 
 
+def liger_patched(model: Any) -> dict[str, int]:
+    """Modules whose forward is now Liger's, counted by class, and the model's rotary function: what
+    Liger replaced, read off the model rather than assumed."""
+    import sys
+
+    counts: dict[str, int] = {}
+    for module in model.modules():
+        forward = getattr(module, "forward", None)
+        owner = getattr(getattr(forward, "__func__", forward), "__module__", "") or ""
+        if owner.startswith("liger_kernel"):
+            counts[type(module).__name__] = counts.get(type(module).__name__, 0) + 1
+    modeling = sys.modules.get(type(model).__module__)
+    rope = getattr(getattr(modeling, "apply_rotary_pos_emb", None), "__module__", "") or ""
+    counts["apply_rotary_pos_emb"] = int(rope.startswith("liger_kernel"))
+    return counts
+
+
 class Kernels(Technique):
     axis = "kernels"
 
@@ -38,12 +55,10 @@ class Kernels(Technique):
         if plan.level(self.axis) == "liger":
             from liger_kernel.transformers import _apply_liger_kernel_to_instance
 
-            before = {type(m).__name__ for m in model.modules()}
             # TRL's SFTTrainer computes the loss through its own chunked LM head and calls the backbone
             # directly, so Liger's fused linear cross-entropy would never run; TRL itself turns it off
             # for the same reason. Liger's layer kernels (RMSNorm, RoPE, SwiGLU) do run.
             _apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=False, cross_entropy=False)
-            after = {type(m).__name__ for m in model.modules()}
-            plan.records["kernels"]["liger_modules"] = sorted(after - before)
+            plan.records["kernels"]["liger_patched"] = liger_patched(model)
             plan.records["kernels"]["liger_fused_linear_cross_entropy"] = "off: TRL's chunked LM head computes the loss"
         return model
