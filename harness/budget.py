@@ -1,8 +1,9 @@
 """A memory budget that behaves like a real card of that size.
 
 On a GPU larger than the budget, PyTorch's allocator is capped at the budget minus what lives outside
-the allocator (the CUDA context as measured at start, and bitsandbytes' paged optimizer state once the
-trainable parameters are known), and the whole process's device memory is sampled through NVML. A cell
+the allocator (the CUDA context and libraries' workspaces and kernel modules, measured at start and
+again at every memory sample, and bitsandbytes' paged optimizer state once the trainable parameters
+are known), and the whole process's device memory is sampled through NVML. A cell
 is `ok` only when that sampled peak stays within the budget, since a real card fails on that number,
 not on the allocator's.
 
@@ -28,6 +29,8 @@ class Budget:
     allocator_cap_bytes: int | None = None
     device_total_bytes: int | None = None
     notes: list[str] = field(default_factory=list)
+    recaps: int = 0
+    RECAP_STEP = 16 * 2**20
 
     @classmethod
     def from_setting(cls, text: str, cuda: bool) -> Budget:
@@ -42,6 +45,16 @@ class Budget:
         self.device_total_bytes = torch.cuda.get_device_properties(0).total_memory
         self.outside_allocator_bytes = context_bytes
         self._set_cap()
+
+    def observe(self, device_bytes: int, reserved_bytes: int) -> None:
+        """Called with every memory sample: memory outside the allocator grows after start (CUDA loads
+        kernel modules lazily, cuBLAS and cuDNN make workspaces, Triton kernels load); lower the cap
+        as it does, so that allocator plus outside stays within the budget as on a real card."""
+        outside = device_bytes - reserved_bytes
+        if outside > self.outside_allocator_bytes + self.RECAP_STEP:
+            self.outside_allocator_bytes = outside
+            self.recaps += 1
+            self._set_cap()
 
     def _set_cap(self) -> None:
         import torch
@@ -76,7 +89,7 @@ class Budget:
     def as_dict(self) -> dict[str, Any]:
         return {"limit_bytes": self.limit_bytes, "allocator_cap_bytes": self.allocator_cap_bytes,
                 "outside_allocator_bytes": self.outside_allocator_bytes,
-                "paged_optimizer_bytes": self.paged_optimizer_bytes,
+                "paged_optimizer_bytes": self.paged_optimizer_bytes, "recaps": self.recaps,
                 "device_total_bytes": self.device_total_bytes,
                 "judged_on": "nvml process device memory" if self.cuda else "peak resident set",
                 "notes": self.notes}

@@ -16,6 +16,7 @@ import resource
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,8 +77,9 @@ class MemoryTracker:
     per-phase peaks. Sampling cannot see a spike shorter than the interval; on CUDA the allocator
     peaks (exact) bound that error from below, on the CPU the kernel's own high-water mark does."""
 
-    def __init__(self, probe: DeviceMemoryProbe | None, cuda: bool, interval: float = 0.01) -> None:
-        self.probe, self.cuda, self.interval = probe, cuda, interval
+    def __init__(self, probe: DeviceMemoryProbe | None, cuda: bool, interval: float = 0.01,
+                 observer: Callable[[int, int], None] | None = None) -> None:
+        self.probe, self.cuda, self.interval, self.observer = probe, cuda, interval, observer
         self.process = psutil.Process()
         self.total = PhasePeaks()
         self.phases: dict[str, PhasePeaks] = {}
@@ -88,7 +90,16 @@ class MemoryTracker:
 
     def _sample(self) -> None:
         host = self.process.memory_info().rss
-        device = self.probe.read() if self.probe else host
+        if self.observer is not None and self.cuda:
+            import torch
+
+            # reserved read on both sides of the device read: taking the larger never overstates what
+            # lives outside the allocator when the cache is being released meanwhile
+            before = torch.cuda.memory_reserved()
+            device = self.probe.read()
+            self.observer(device, max(before, torch.cuda.memory_reserved()))
+        else:
+            device = self.probe.read() if self.probe else host
         self.samples += 1
         for peaks in (self.total, self._current):
             if peaks is not None:

@@ -64,14 +64,17 @@ def run(cell: Cell, out: Path) -> dict[str, Any]:
     budget = Budget.from_setting(cell.settings["budget"], cuda=wants_cuda)
     if wants_cuda:
         torch.cuda.init()
-        torch.empty(1, device="cuda")
-        budget.apply(context_bytes=probe.read())
+        # a first matrix product loads cuBLAS and its workspace, which live outside the allocator
+        warm = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16)
+        (warm @ warm).sum().item()
+        del warm
+        budget.apply(context_bytes=probe.read() - torch.cuda.memory_reserved())
     result["environment"] = environment.collect(driver=probe.driver() if probe else None)
     if probe:
         result["environment"]["device_memory_source"] = probe.method
 
     outputs: dict[str, Any] = {"metrics": result["metrics"]}
-    tracker = MemoryTracker(probe, cuda=wants_cuda)
+    tracker = MemoryTracker(probe, cuda=wants_cuda, observer=budget.observe if wants_cuda else None)
     with tempfile.TemporaryDirectory(prefix="vramlab-") as scratch, tracker:
         outputs["scratch_dir"] = scratch
         try:

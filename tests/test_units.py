@@ -78,3 +78,32 @@ def test_budget_judges_the_whole_process_peak():
     budget = Budget.from_setting("16GiB", cuda=False)
     assert budget.judge(15 * 2**30) is None
     assert "16.50 GiB, over the 16.00 GiB budget" in budget.judge(int(16.5 * 2**30))
+
+
+@pytest.mark.parametrize("level", ["on", "offload"])
+def test_checkpointing_gives_the_gradients_of_plain_backprop(level):
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from harness.presets import PRESETS
+    from harness.techniques.base import Plan
+    from harness.techniques.checkpointing import Checkpointing
+
+    def lora_grads(checkpointing: str) -> dict[str, torch.Tensor]:
+        torch.manual_seed(0)
+        model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**PRESETS["tiny-llama"]))
+        plan = Plan(settings={"checkpointing": checkpointing}, device="cpu", dtype=torch.float32)
+        technique = Checkpointing()
+        technique.before_load(plan)
+        model = technique.after_load(model, plan)
+        model = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "down_proj"],
+                                                 init_lora_weights=False))
+        model.train()
+        ids = torch.randint(0, 2048, (2, 40), generator=torch.Generator().manual_seed(1))
+        model(input_ids=ids, labels=ids).loss.backward()
+        return {n: p.grad.clone() for n, p in model.named_parameters() if p.requires_grad}
+
+    plain, checkpointed = lora_grads("off"), lora_grads(level)
+    assert plain.keys() == checkpointed.keys() and len(plain) == 8
+    for name in plain:
+        torch.testing.assert_close(checkpointed[name], plain[name], rtol=1e-4, atol=1e-6)

@@ -1,9 +1,8 @@
 """Activation checkpointing: off, on (non-reentrant), or offload.
 
 `offload` is checkpointing whose saved layer inputs go to pinned host memory and come back for the
-backward pass, which is what Unsloth's "unsloth" mode does. On the transformers path it is built from
-torch's own pieces: each decoder layer's checkpoint runs under `torch.autograd.graph.save_on_cpu`, so
-the only tensors kept across layers (the checkpoint inputs) live on the host.
+backward pass, which is what Unsloth's "unsloth" mode does; on the transformers path it is
+OffloadedCheckpoint below.
 """
 
 from __future__ import annotations
@@ -15,12 +14,51 @@ from harness.techniques.base import Plan, Technique
 UNSLOTH_MODES = {"off": False, "on": True, "offload": "unsloth"}
 
 
-def _offloading_checkpoint(function, *args, **kwargs):
-    import torch
-    from torch.utils.checkpoint import checkpoint
+class OffloadedCheckpoint:
+    """Checkpointing whose only saved tensor, the layer input, waits in pinned host memory.
 
-    with torch.autograd.graph.save_on_cpu(pin_memory=torch.cuda.is_available()):
-        return checkpoint(function, *args, use_reentrant=False, **kwargs)
+    Forward: copy the input to the host, run the layer without building a graph. Backward: bring the
+    input back, run the layer again with a graph (under the autocast state of the forward) and
+    backpropagate through it. Only one layer's activations exist on the device at a time, and none
+    between layers, which is what Unsloth's "unsloth" mode does. torch's own checkpoint cannot be
+    combined with `save_on_cpu` for this: it keeps the layer inputs referenced on the device.
+    Dropout inside the layer would draw new random numbers on recomputation; LoRA cells use none.
+    """
+
+    @staticmethod
+    def make():
+        import torch
+
+        class _Offloaded(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, function, hidden_states, *rest):
+                ctx.function, ctx.rest, ctx.device = function, rest, hidden_states.device
+                ctx.autocast = (torch.is_autocast_enabled(ctx.device.type),
+                                torch.get_autocast_dtype(ctx.device.type))
+                host = torch.empty(hidden_states.shape, dtype=hidden_states.dtype, device="cpu",
+                                   pin_memory=hidden_states.is_cuda)
+                host.copy_(hidden_states, non_blocking=True)
+                ctx.host = host
+                with torch.no_grad():
+                    return function(hidden_states, *rest)
+
+            @staticmethod
+            def backward(ctx, *grads):
+                hidden = ctx.host.to(ctx.device, non_blocking=True).detach().requires_grad_(True)
+                enabled, dtype = ctx.autocast
+                with torch.enable_grad(), torch.autocast(ctx.device.type, dtype=dtype, enabled=enabled):
+                    outputs = ctx.function(hidden, *ctx.rest)
+                outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+                pairs = [(o, g) for o, g in zip(outputs, grads, strict=False)
+                         if g is not None and isinstance(o, torch.Tensor) and o.requires_grad]
+                torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+                ctx.host = None
+                return (None, hidden.grad, *([None] * len(ctx.rest)))
+
+        def checkpoint(function, hidden_states, *rest, **kwargs):
+            return _Offloaded.apply(function, hidden_states, *rest)
+
+        return checkpoint
 
 
 class Checkpointing(Technique):
@@ -43,8 +81,12 @@ class Checkpointing(Technique):
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         layers = [m for m in model.modules() if isinstance(m, GradientCheckpointingLayer) and m.gradient_checkpointing]
         if level == "offload":
+            # the offloading function is re-entrant style: autograd calls its backward only if the
+            # first layer's input requires a gradient, so make the embedding output require one
+            model.enable_input_require_grads()
+            offloaded = OffloadedCheckpoint.make()
             for layer in layers:
-                layer._gradient_checkpointing_func = _offloading_checkpoint
+                layer._gradient_checkpointing_func = offloaded
             plan.records["checkpointing"]["offloaded_modules"] = len(layers)
         plan.records["checkpointing"]["checkpointed_modules"] = len(layers)
         return model

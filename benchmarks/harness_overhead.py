@@ -1,0 +1,57 @@
+"""Does the harness slow what it measures? Compares one harness cell with benchmarks/standalone_seed_stack.py
+on the same machine, in one run, and writes results/benchmarks/harness-overhead.json.
+
+    python benchmarks/harness_overhead.py seed-16gb 3232155d81f9
+
+Both run in fresh processes, one after the other, with the same allocator cap. The harness adds a
+memory-sampling thread (NVML and host RSS every 10 ms), step callbacks and a one-off attention probe.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from harness import environment, models, results  # noqa: E402
+from harness.matrix import find_cell  # noqa: E402
+
+
+def main(matrix: str, cell_id: str) -> None:
+    cell = find_cell(matrix, cell_id)
+    out = REPO / "results" / "benchmarks"
+    harness_file = out / f"harness-{cell_id}.json"
+    subprocess.run([sys.executable, "-m", "harness", "run-cell", "--matrix", matrix, "--cell", cell_id,
+                    "--out", str(harness_file)], check=True, cwd=REPO)
+    harnessed = results.read(harness_file)
+    cap = harnessed["budget"]["allocator_cap_bytes"]
+    model_path = models.resolve(cell.settings["model"], seed=cell.settings["seed"]).path
+    script = REPO / "benchmarks" / "standalone_seed_stack.py"
+    run = subprocess.run([sys.executable, str(script), str(model_path), "--context", str(cell.settings["context"]),
+                          "--steps", str(cell.settings["steps"] + cell.settings["warmup_steps"]),
+                          "--warmup", str(cell.settings["warmup_steps"]), "--cap-bytes", str(cap)],
+                         check=True, cwd=REPO, capture_output=True, text=True)
+    standalone = json.loads(run.stdout.strip().splitlines()[-1])
+    h, s = harnessed["metrics"], standalone
+    comparison = {
+        "cell_id": cell_id, "matrix": matrix, "environment": environment.collect(),
+        "harness": {k: h.get(k) for k in ("tokens_per_second", "median_step_seconds", "step_seconds",
+                                          "peak_allocated_bytes", "peak_reserved_bytes", "peak_device_bytes")},
+        "harness_status": harnessed["status"],
+        "standalone": standalone,
+        "tokens_per_second_gap": 1 - h["tokens_per_second"] / s["tokens_per_second"],
+        "train_peak_allocated_gap_bytes": h["phases"]["train"]["peak_allocated_bytes"] - s["peak_allocated_bytes"],
+        "threshold": 0.03,
+    }
+    comparison["within_threshold"] = abs(comparison["tokens_per_second_gap"]) < comparison["threshold"]
+    (out / "harness-overhead.json").write_text(json.dumps(comparison, indent=2) + "\n")
+    print(json.dumps({k: comparison[k] for k in ("tokens_per_second_gap", "train_peak_allocated_gap_bytes",
+                                                 "within_threshold")}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
