@@ -49,11 +49,13 @@ def main(matrix: str, cell_id: str, reuse: bool) -> None:
                                           "peak_allocated_bytes", "peak_reserved_bytes", "peak_device_bytes")},
         "harness_status": harnessed["status"], "harness_result": str(harness_file.relative_to(REPO)),
         "standalone": standalone,
-        "tokens_per_second_gap": 1 - h["tokens_per_second"] / s["tokens_per_second"],
+        "tokens_per_second_gap": (1 - h["tokens_per_second"] / s["tokens_per_second"])
+        if h["tokens_per_second"] else None,
         "train_peak_allocated_gap_bytes": h["phases"]["train"]["peak_allocated_bytes"] - s["peak_allocated_bytes"],
         "threshold": 0.03,
     }
-    comparison["within_threshold"] = abs(comparison["tokens_per_second_gap"]) < comparison["threshold"]
+    gap = comparison["tokens_per_second_gap"]
+    comparison["within_threshold"] = gap is not None and abs(gap) < comparison["threshold"]
     (out / "harness-overhead.json").write_text(json.dumps(comparison, indent=2) + "\n")
     print(json.dumps({k: comparison[k] for k in ("tokens_per_second_gap", "train_peak_allocated_gap_bytes",
                                                  "within_threshold")}))

@@ -56,6 +56,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_prepare_model(args: argparse.Namespace) -> int:
+    from harness.models import resolve
+
+    print(resolve(args.source, seed=args.seed).path)
+    return 0
+
+
 def _cmd_default_matrix(args: argparse.Namespace) -> int:
     from harness.workflow import default_matrix
 
@@ -94,6 +101,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("matrix_name")
     p.add_argument("--reports-dir", default="reports")
     p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("prepare-model", help="build a model into the cache (arch: random weights, GGUF conversion)")
+    p.add_argument("source")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_prepare_model)
 
     p = sub.add_parser("default-matrix", help="the matrix `snakemake` runs when none is given, and why")
     p.set_defaults(func=_cmd_default_matrix)

@@ -19,6 +19,9 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
+import sys
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,8 +50,10 @@ def _locked(path: Path):
         yield
 
 
-def _build_once(target: Path, build) -> None:
+def _build_once(target: Path, build: Callable[[Path], None] | None) -> None:
     """Run build(tmp_dir) unless target exists; rename the finished folder into place."""
+    if build is None or (target / "config.json").is_file():
+        return
     with _locked(target):
         if (target / "config.json").is_file():
             return
@@ -71,17 +76,37 @@ def package_gguf(package: str) -> Path:
     return files[0]
 
 
-def resolve(source: str, seed: int = 0) -> ResolvedModel:
+Builder = Callable[[Path], None]
+
+
+def _plan(source: str, seed: int) -> tuple[ResolvedModel, Builder | None]:
     if source.startswith("arch:"):
         return _arch(source[len("arch:"):], seed)
     if source.startswith("package:"):
         return _gguf(package_gguf(source[len("package:"):]), source)
     if source.startswith("gguf:"):
         return _gguf(Path(source[len("gguf:"):]).expanduser(), source)
-    return ResolvedModel(source, Path(source).expanduser(), False, {})
+    return ResolvedModel(source, Path(source).expanduser(), False, {}), None
 
 
-def _gguf(file: Path, source: str) -> ResolvedModel:
+def resolve(source: str, seed: int = 0) -> ResolvedModel:
+    """The local folder for `source`, built into the cache first if needed, in this process."""
+    resolved, build = _plan(source, seed)
+    _build_once(resolved.path, build)
+    return resolved
+
+
+def resolve_outside(source: str, seed: int = 0) -> ResolvedModel:
+    """As resolve, but a model that must be built is built by a separate process: building an 8B model
+    takes all its bf16 weights on the device at once, which must not count against (or be refused by)
+    the budget of the cell that only loads it."""
+    resolved, build = _plan(source, seed)
+    if build is not None and not (resolved.path / "config.json").is_file():
+        subprocess.run([sys.executable, "-m", "harness", "prepare-model", source, "--seed", str(seed)], check=True)
+    return resolved
+
+
+def _gguf(file: Path, source: str) -> tuple[ResolvedModel, Builder]:
     if not file.is_file():
         raise FileNotFoundError(f"GGUF file not found: {file}")
     stat = file.stat()
@@ -102,11 +127,10 @@ def _gguf(file: Path, source: str) -> ResolvedModel:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
 
-    _build_once(target, build)
-    return ResolvedModel(source, target, False, {"gguf_file": str(file), "gguf_bytes": stat.st_size})
+    return ResolvedModel(source, target, False, {"gguf_file": str(file), "gguf_bytes": stat.st_size}), build
 
 
-def _arch(name: str, seed: int) -> ResolvedModel:
+def _arch(name: str, seed: int) -> tuple[ResolvedModel, Builder]:
     fields = preset(name)
     key = hashlib.sha256(json.dumps([fields, seed], sort_keys=True).encode()).hexdigest()[:10]
     target = cache_root() / "arch" / f"{name}-seed{seed}-{key}"
@@ -126,8 +150,7 @@ def _arch(name: str, seed: int) -> ResolvedModel:
         make_placeholder_tokenizer(config.vocab_size, fields).save_pretrained(tmp)
         (tmp / "vramlab_random_weights.json").write_text(json.dumps({"preset": name, "seed": seed}))
 
-    _build_once(target, build)
-    return ResolvedModel(f"arch:{name}", target, True, {"preset": name, "seed": seed})
+    return ResolvedModel(f"arch:{name}", target, True, {"preset": name, "seed": seed}), build
 
 
 def make_placeholder_tokenizer(vocab_size: int, fields: dict[str, Any]):

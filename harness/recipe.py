@@ -106,7 +106,7 @@ def train_cell(settings: dict[str, Any], tracker: MemoryTracker, budget: Budget,
 
     for technique in techniques:
         technique.before_load(plan)
-    resolved = models.resolve(settings["model"], seed=settings["seed"])
+    resolved = models.resolve_outside(settings["model"], seed=settings["seed"])
     outputs["model"] = {"source": resolved.source, "path": str(resolved.path),
                         "random_weights": resolved.random_weights, **resolved.detail}
 
