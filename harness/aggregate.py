@@ -1,6 +1,7 @@
 """Result files -> tidy tables: reports/<matrix>/cells.csv (one row a cell) and steps.csv (one row a
 step of a cell). Only the matrix's current cells are read, in matrix order; a cell with no result file
-is an error here, because Snakemake only aggregates once every cell has one."""
+is an error here, because Snakemake only aggregates once every cell has one (unless asked for a
+partial table, where it is a `pending` row)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ def _row(result: dict[str, Any], order: int) -> dict[str, Any]:
     losses = [x for x in metrics.get("loss") or [] if x is not None]
     row["first_loss"] = losses[0] if losses else None
     row["final_loss"] = losses[-1] if losses else None
+    # phases are recorded in the order they ran; a failed cell failed in its last one
+    phases = list(metrics.get("phases") or {})
+    row["failed_phase"] = phases[-1] if phases and result["status"] in ("oom", "error") else None
     row["budget_bytes"] = (result.get("budget") or {}).get("limit_bytes")
     row["attention_kernel"] = (records.get("attention") or {}).get("kernel")
     row["attention_fallback"] = (records.get("attention") or {}).get("fallback")
@@ -58,14 +62,20 @@ def _steps(result: dict[str, Any]) -> list[dict[str, Any]]:
             for i in range(max(len(seconds), len(losses)))]
 
 
-def load_results(matrix: str, results_dir: Path) -> list[dict[str, Any]]:
-    cells = expand(matrix)
+def load_results(matrix: str, results_dir: Path, partial: bool = False) -> list[dict[str, Any]]:
+    """The matrix's results in matrix order. With `partial`, a cell without a result file yet (a matrix
+    completed over several GPU sessions) gets a placeholder row with status `pending`."""
+    from harness.run_cell import pending_result
+
     found = []
-    for cell in cells:
+    for cell in expand(matrix):
         path = results.result_path(results_dir, cell.matrix, cell.cell_id)
-        if not path.is_file():
+        if path.is_file():
+            found.append(results.read(path))
+        elif partial:
+            found.append(pending_result(cell))
+        else:
             raise FileNotFoundError(f"cell {cell.cell_id} ({cell.name}) of {matrix} has no result file {path}")
-        found.append(results.read(path))
     return found
 
 
@@ -76,8 +86,8 @@ def tables(found: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return cells, steps
 
 
-def aggregate(matrix: str, results_dir: Path, reports_dir: Path) -> Path:
-    found = load_results(matrix, results_dir)
+def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool = False) -> Path:
+    found = load_results(matrix, results_dir, partial)
     name = found[0]["matrix"]
     cells, steps = tables(found)
     out = reports_dir / name

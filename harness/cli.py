@@ -45,7 +45,7 @@ def _cmd_run_cell(args: argparse.Namespace) -> int:
 def _cmd_aggregate(args: argparse.Namespace) -> int:
     from harness.aggregate import aggregate
 
-    aggregate(args.matrix, Path(args.results_dir), Path(args.reports_dir))
+    aggregate(args.matrix, Path(args.results_dir), Path(args.reports_dir), partial=args.partial)
     return 0
 
 
@@ -95,6 +95,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("matrix")
     p.add_argument("--results-dir", default="results")
     p.add_argument("--reports-dir", default="reports")
+    p.add_argument("--partial", action="store_true",
+                   help="cells without a result file yet become 'pending' rows instead of an error")
     p.set_defaults(func=_cmd_aggregate)
 
     p = sub.add_parser("report", help="Markdown, LaTeX and charts from reports/<matrix>/cells.csv")

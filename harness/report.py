@@ -17,7 +17,8 @@ import pandas as pd
 from harness.settings import SETTINGS
 
 GIB = 2**30
-STATUS_COLOURS = {"ok": "#2a9d8f", "oom": "#e76f51", "skipped": "#8d99ae", "error": "#6d597a"}
+STATUS_COLOURS = {"ok": "#2a9d8f", "oom": "#e76f51", "skipped": "#8d99ae", "error": "#6d597a",
+                  "pending": "#dddddd"}
 
 
 def varied_columns(cells: pd.DataFrame) -> list[str]:
@@ -55,23 +56,38 @@ def _formatted(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _short(reason: object) -> str:
+    """The first two sentences: PyTorch's OOM message goes on with allocator advice for a paragraph."""
+    if not isinstance(reason, str):
+        return "–"
+    sentences = reason.split(". ")
+    return ". ".join(sentences[:2]).rstrip(".") + ("." if len(sentences) <= 2 else " …")
+
+
 def markdown(cells: pd.DataFrame, title: str) -> str:
-    first = cells.iloc[0]
-    budget = first["budget_bytes"] / GIB if pd.notna(first["budget_bytes"]) else None
+    def listed(column: str) -> str:
+        return ", ".join(f"`{v}`" for v in cells[column].dropna().astype(str).unique()) or "–"
+
+    budgets = cells["budget_bytes"].dropna()
     lines = [f"# {title}", "",
              f"{len(cells)} cells: " + ", ".join(f"{n} {s}" for s, n in cells["status"].value_counts().items()) + ".",
-             f"Device: {first['device']}; torch {first['torch']}; model `{first['model']}`"
-             + (f"; budget {budget:.2f} GiB (whole-process device memory)." if budget else "."), ""]
+             f"Device: {listed('device')}; torch {listed('torch')}; models {listed('model')}"
+             + (f"; budget {budgets.iloc[0] / GIB:.2f} GiB (whole-process device memory)." if len(budgets) else "."),
+             ""]
     if cells["random_weights"].fillna(False).astype(bool).any():
         lines += ["Models with random weights: memory and speed are real, loss is not a quality measure "
                   "and no quality score is reported.", ""]
     lines += [_formatted(display_table(cells)).to_markdown(index=False), ""]
-    notes = cells[cells["status"] != "ok"]
+    notes = cells[~cells["status"].isin(["ok", "pending"])]
     if len(notes):
-        lines += ["## Cells that did not finish within the budget, or did not run", ""]
+        lines += ["## Cells that did not fit the budget or did not run", ""]
         for _, row in notes.iterrows():
-            lines.append(f"- **{row['name']}** (`{row['cell_id']}`), {row['status']}: {row['reason']}")
+            phase = f" during {row['failed_phase']}" if pd.notna(row.get("failed_phase")) else ""
+            lines.append(f"- **{row['name']}** (`{row['cell_id']}`), {row['status']}{phase}: {_short(row['reason'])}")
         lines.append("")
+    pending = cells[cells["status"] == "pending"]
+    if len(pending):
+        lines += [f"Not run yet ({len(pending)}): " + ", ".join(pending["name"]) + ".", ""]
     fallbacks = cells[cells["attention_fallback"].notna()]
     for _, row in fallbacks.iterrows():
         lines.append(f"- attention fall-back in **{row['name']}**: {row['attention_fallback']}")
@@ -104,7 +120,8 @@ def charts(cells: pd.DataFrame, steps: pd.DataFrame, out: Path) -> list[Path]:
     ax.set_title("Peak memory per cell (colour: status)")
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in STATUS_COLOURS.values()]
     ax.legend(handles + ax.get_legend_handles_labels()[0][:1],
-              list(STATUS_COLOURS) + ax.get_legend_handles_labels()[1][:1], loc="lower right", fontsize=8)
+              list(STATUS_COLOURS) + ax.get_legend_handles_labels()[1][:1], loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), fontsize=8)
     fig.tight_layout()
     paths.append(out / "memory.png")
     fig.savefig(paths[-1], dpi=120)

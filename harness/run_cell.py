@@ -45,6 +45,13 @@ def _base_result(cell: Cell) -> dict[str, Any]:
     }
 
 
+def pending_result(cell: Cell) -> dict[str, Any]:
+    """Stands in a partial report for a cell that has not run yet; never written as a result file."""
+    result = _base_result(cell)
+    result.update(status="pending", reason="not run yet: no result file", environment={}, started_at=None)
+    return result
+
+
 def run(cell: Cell, out: Path) -> dict[str, Any]:
     result = _base_result(cell)
     conflict = cell.conflict

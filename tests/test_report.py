@@ -58,6 +58,7 @@ def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
     for status in ("ok", "oom", "skipped", "error"):
         assert f"| {status} " in report
     assert "because oom" in report and "because error" in report
+    assert cells.loc[1, "failed_phase"] is None or pd.isna(cells.loc[1, "failed_phase"])  # no phases recorded
     assert "10.00" in report and "18.00" in report  # peaks in GiB
     assert "random weights" in report
     tex = (folder / "reports" / "m" / "tables.tex").read_text()
@@ -79,3 +80,13 @@ def test_a_result_file_is_never_left_half_written(tmp_path):
     with pytest.raises(ValueError):
         results.write_atomic(target, {"status": "ok"})  # invalid: rejected before anything is written
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_partial_table_shows_cells_not_run_yet_as_pending(result_folder):
+    folder, matrix = result_folder
+    missing = next((folder / "results" / "m").glob("*.json"))
+    missing.unlink()
+    cells = pd.read_csv(aggregate(str(matrix), folder / "results", folder / "reports", partial=True))
+    assert "pending" in set(cells["status"]) and len(cells) == 4
+    build_report(folder / "reports" / "m")
+    assert "Not run yet (1): " in (folder / "reports" / "m" / "report.md").read_text()
