@@ -48,7 +48,8 @@ def _git() -> dict[str, Any]:
             return None
         return out.stdout.strip() if out.returncode == 0 else None
 
-    status = git("status", "--porcelain", "--untracked-files=no")
+    # results and reports are outputs: rewriting them while a matrix runs does not make the code dirty
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!results", ":!reports")
     return {"commit": git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}
 
 
