@@ -65,15 +65,13 @@ def _steps(result: dict[str, Any]) -> list[dict[str, Any]]:
 def load_results(matrix: str, results_dir: Path, partial: bool = False) -> list[dict[str, Any]]:
     """The matrix's results in matrix order. With `partial`, a cell without a result file yet (a matrix
     completed over several GPU sessions) gets a placeholder row with status `pending`."""
-    from harness.run_cell import pending_result
-
     found = []
     for cell in expand(matrix):
         path = results.result_path(results_dir, cell.matrix, cell.cell_id)
         if path.is_file():
             found.append(results.read(path))
         elif partial:
-            found.append(pending_result(cell))
+            found.append(results.pending_result(cell))
         else:
             raise FileNotFoundError(f"cell {cell.cell_id} ({cell.name}) of {matrix} has no result file {path}")
     return found

@@ -36,14 +36,14 @@ class Budget:
     def from_setting(cls, text: str, cuda: bool) -> Budget:
         return cls(limit_bytes=parse_bytes(text), cuda=cuda)
 
-    def apply(self, context_bytes: int) -> None:
-        """Cap the allocator; `context_bytes` is the process's device memory right after CUDA init."""
+    def apply(self, outside_bytes: int) -> None:
+        """Cap the allocator; `outside_bytes` is the device memory outside it right after CUDA init."""
         if not self.cuda:
             return
         import torch
 
         self.device_total_bytes = torch.cuda.get_device_properties(0).total_memory
-        self.outside_allocator_bytes = context_bytes
+        self.outside_allocator_bytes = outside_bytes
         self._set_cap()
 
     def observe(self, device_bytes: int, reserved_bytes: int) -> None:

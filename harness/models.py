@@ -50,12 +50,16 @@ def _locked(path: Path):
         yield
 
 
+def _built(target: Path) -> bool:
+    return (target / "config.json").is_file()  # written last by save_pretrained, then renamed into place
+
+
 def _build_once(target: Path, build: Callable[[Path], None] | None) -> None:
     """Run build(tmp_dir) unless target exists; rename the finished folder into place."""
-    if build is None or (target / "config.json").is_file():
+    if build is None or _built(target):
         return
     with _locked(target):
-        if (target / "config.json").is_file():
+        if _built(target):
             return
         tmp = target.with_name(target.name + ".partial")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -101,7 +105,7 @@ def resolve_outside(source: str, seed: int = 0) -> ResolvedModel:
     takes all its bf16 weights on the device at once, which must not count against (or be refused by)
     the budget of the cell that only loads it."""
     resolved, build = _plan(source, seed)
-    if build is not None and not (resolved.path / "config.json").is_file():
+    if build is not None and not _built(resolved.path):
         subprocess.run([sys.executable, "-m", "harness", "prepare-model", source, "--seed", str(seed)], check=True)
     return resolved
 

@@ -11,12 +11,16 @@ always complete, so a cell killed half-way leaves nothing that looks finished.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.cells import Cell
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "oom", "skipped", "error")
@@ -26,6 +30,27 @@ REQUIRED_METRICS = ("peak_allocated_bytes", "peak_reserved_bytes", "peak_device_
 
 def empty_metrics() -> dict[str, Any]:
     return {name: ([] if name in ("step_seconds", "loss") else None) for name in REQUIRED_METRICS}
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def new_result(cell: Cell) -> dict[str, Any]:
+    """The skeleton of a cell's result, before it runs: every contract key present."""
+    return {
+        "schema_version": SCHEMA_VERSION, "cell_id": cell.cell_id, "name": cell.name,
+        "matrix": cell.matrix, "status": None, "reason": None, "config": cell.settings, "varied": cell.varied,
+        "environment": None, "metrics": empty_metrics(), "quality": None,
+        "started_at": now(), "finished_at": None,
+    }
+
+
+def pending_result(cell: Cell) -> dict[str, Any]:
+    """Stands in a partial report for a cell that has not run yet; never written as a result file."""
+    result = new_result(cell)
+    result.update(status="pending", reason="not run yet: no result file", environment={}, started_at=None)
+    return result
 
 
 def _jsonable(value: Any) -> Any:

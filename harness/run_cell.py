@@ -8,7 +8,6 @@ on; only a failure to write the result itself is fatal.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import tempfile
 import traceback
@@ -32,28 +31,8 @@ def is_oom(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and any(m in str(error) for m in _OOM_MARKERS)
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
-def _base_result(cell: Cell) -> dict[str, Any]:
-    return {
-        "schema_version": results.SCHEMA_VERSION, "cell_id": cell.cell_id, "name": cell.name,
-        "matrix": cell.matrix, "status": None, "reason": None, "config": cell.settings, "varied": cell.varied,
-        "environment": None, "metrics": results.empty_metrics(), "quality": None,
-        "started_at": _now(), "finished_at": None,
-    }
-
-
-def pending_result(cell: Cell) -> dict[str, Any]:
-    """Stands in a partial report for a cell that has not run yet; never written as a result file."""
-    result = _base_result(cell)
-    result.update(status="pending", reason="not run yet: no result file", environment={}, started_at=None)
-    return result
-
-
 def run(cell: Cell, out: Path) -> dict[str, Any]:
-    result = _base_result(cell)
+    result = results.new_result(cell)
     conflict = cell.conflict
     if conflict is not None:
         result.update(status="skipped", reason=f"declared conflict '{conflict.name}': {conflict.reason}")
@@ -75,7 +54,7 @@ def run(cell: Cell, out: Path) -> dict[str, Any]:
         warm = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16)
         (warm @ warm).sum().item()
         del warm
-        budget.apply(context_bytes=probe.read() - torch.cuda.memory_reserved())
+        budget.apply(outside_bytes=probe.read() - torch.cuda.memory_reserved())
     result["environment"] = environment.collect(driver=probe.driver() if probe else None)
     if probe:
         result["environment"]["device_memory_source"] = probe.method
@@ -140,7 +119,7 @@ def _add_mfu(result: dict[str, Any], cuda: bool) -> None:
 
 
 def _finish(result: dict[str, Any], out: Path) -> dict[str, Any]:
-    result["finished_at"] = _now()
+    result["finished_at"] = results.now()
     results.write_atomic(out, result)
     log.info("cell %s (%s): %s%s", result["cell_id"], result["name"], result["status"],
              f" - {result['reason']}" if result["reason"] else "")

@@ -9,7 +9,6 @@ from harness import results
 from harness.aggregate import aggregate
 from harness.matrix import expand
 from harness.report import build_report
-from harness.run_cell import _base_result
 from tests.conftest import write_matrix
 
 GIB = 2**30
@@ -30,7 +29,7 @@ def result_folder(tmp_path):
     cells = expand(str(matrix))
     statuses = ["ok", "oom", "skipped", "error"]
     for i, (cell, status) in enumerate(zip(cells, statuses, strict=True)):
-        result = _base_result(cell)
+        result = results.new_result(cell)
         result.update(status=status, reason=None if status == "ok" else f"because {status}",
                       environment=fake_environment(), budget={"limit_bytes": 16 * GIB},
                       model={"random_weights": True}, finished_at="now")
