@@ -47,8 +47,16 @@ def _row(result: dict[str, Any], order: int) -> dict[str, Any]:
     row["random_weights"] = (result.get("model") or {}).get("random_weights")
     row["device"] = env.get("gpu") or env.get("cpu")
     row["torch"] = (env.get("versions") or {}).get("torch")
+    row["code_commit"] = _short_commit(env.get("git") or {})
     row["quality"] = result.get("quality")
     return row
+
+
+def _short_commit(git: dict[str, Any]) -> str | None:
+    """The commit a cell ran at, as a matrix completed over several sessions may mix them."""
+    if not git.get("commit"):
+        return None
+    return git["commit"][:7] + ("+dirty" if git.get("dirty") else "")
 
 
 def _steps(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -74,6 +74,10 @@ def markdown(cells: pd.DataFrame, title: str) -> str:
              f"Device: {listed('device')}; torch {listed('torch')}; models {listed('model')}"
              + (f"; budget {budgets.iloc[0] / GIB:.2f} GiB (whole-process device memory)." if len(budgets) else "."),
              ""]
+    commits = cells["code_commit"].dropna().value_counts(sort=False)
+    if len(commits):
+        lines += ["Code: " + ", ".join(f"`{c}` ({n} cells)" for c, n in commits.items())
+                  + ". Each result file records its full environment.", ""]
     if cells["random_weights"].fillna(False).astype(bool).any():
         lines += ["Models with random weights: memory and speed are real, loss is not a quality measure "
                   "and no quality score is reported.", ""]
@@ -88,6 +92,10 @@ def markdown(cells: pd.DataFrame, title: str) -> str:
     pending = cells[cells["status"] == "pending"]
     if len(pending):
         lines += [f"Not run yet ({len(pending)}): " + ", ".join(pending["name"]) + ".", ""]
+    sliced = cells[cells["vocabulary_outside_share"].notna()]
+    for _, row in sliced.iterrows():
+        lines.append(f"- vocabulary of **{row['name']}** sliced to {int(row['vocabulary_size']):,} tokens: "
+                     f"{row['vocabulary_outside_share']:.2%} of its training tokens fell outside the kept set")
     fallbacks = cells[cells["attention_fallback"].notna()]
     for _, row in fallbacks.iterrows():
         lines.append(f"- attention fall-back in **{row['name']}**: {row['attention_fallback']}")
@@ -153,8 +161,9 @@ def charts(cells: pd.DataFrame, steps: pd.DataFrame, out: Path) -> list[Path]:
 
 
 def build_report(folder: Path) -> list[Path]:
-    cells = pd.read_csv(folder / "cells.csv")
-    steps = pd.read_csv(folder / "steps.csv")
+    # hex ids and commits can read as numbers ("0123456", "12e4...") unless held as text
+    cells = pd.read_csv(folder / "cells.csv", dtype={"cell_id": str, "code_commit": str})
+    steps = pd.read_csv(folder / "steps.csv", dtype={"cell_id": str})
     title = folder.name
     (folder / "report.md").write_text(markdown(cells, title))
     (folder / "tables.tex").write_text(latex(cells, title))

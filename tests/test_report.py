@@ -20,7 +20,8 @@ axes: {context: [1024, 2048], kernels: [none, liger+unsloth]}
 
 
 def fake_environment() -> dict:
-    return {"gpu": "Test GPU", "cpu": "Test CPU", "versions": {"torch": "2.x"}}
+    return {"gpu": "Test GPU", "cpu": "Test CPU", "versions": {"torch": "2.x"},
+            "git": {"commit": "0123456789abcdef", "dirty": False}}
 
 
 @pytest.fixture
@@ -38,6 +39,8 @@ def result_folder(tmp_path):
                                      peak_reserved_bytes=(9.5 + 8 * i) * GIB, load_seconds=3.0,
                                      step_seconds=[5.0, 2.0, 2.2], loss=[11.9, 11.8, 11.7],
                                      tokens_per_second=1024 / 2.1, median_step_seconds=2.1)
+        if status == "ok":
+            result["records"] = {"vocabulary": {"size": 900, "native_size": 1000, "outside_share": 0.0125}}
         results.write_atomic(results.result_path(tmp_path / "results", cell.matrix, cell.cell_id), result)
     return tmp_path, matrix
 
@@ -60,6 +63,8 @@ def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
     assert cells.loc[1, "failed_phase"] is None or pd.isna(cells.loc[1, "failed_phase"])  # no phases recorded
     assert "10.00" in report and "18.00" in report  # peaks in GiB
     assert "random weights" in report
+    assert "Code: `0123456` (4 cells)" in report
+    assert "sliced to 900 tokens: 1.25% of its training tokens" in report
     tex = (folder / "reports" / "m" / "tables.tex").read_text()
     assert "\\toprule" in tex and "\\bottomrule" in tex and "peak device GiB" in tex
     for png in ("memory.png", "throughput.png", "loss.png"):
