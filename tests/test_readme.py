@@ -1,3 +1,6 @@
+import pandas as pd
+
+from harness.aggregate import aggregate
 from tests.conftest import REPO
 
 
@@ -13,3 +16,32 @@ def test_readme_main_command_ends_with_the_default_job():
     readme = (REPO / "README.md").read_text()
     assert any(line.startswith("python3 -m venv") and line.endswith("snakemake --cores 1")
                for line in readme.splitlines())
+
+
+def _headline_rows() -> list[list[str]]:
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Headline results", 1)[1].split("\n## ", 1)[0]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| `")]
+
+
+def test_readme_headline_is_the_committed_report():
+    """The README's numbers are copied by hand; they must still be those of the generated report."""
+    cells = pd.read_csv(REPO / "reports" / "seed-16gb" / "cells.csv", dtype={"cell_id": str}).set_index("name")
+    rows = _headline_rows()
+    assert len(rows) == len(cells)
+    for name, _, context, result, device, allocated, tokens in rows:
+        cell = cells.loc[name.strip("`")]
+        assert f"{cell['context']:,}" == context
+        assert result.split()[0] == cell["status"]
+        for shown, column in ((device, "peak_device_bytes"), (allocated, "peak_allocated_bytes")):
+            assert shown == ("–" if pd.isna(cell[column]) else f"{cell[column] / 2**30:.2f}"), (name, column)
+        assert tokens == ("–" if pd.isna(cell["tokens_per_second"]) else f"{cell['tokens_per_second']:,.0f}")
+
+
+def test_committed_report_is_generated_from_the_committed_results(tmp_path):
+    for matrix in ("seed-16gb", "smoke"):
+        aggregate(matrix, REPO / "results", tmp_path)
+        for table in ("cells.csv", "steps.csv"):
+            built = (tmp_path / matrix / table).read_text()
+            assert built == (REPO / "reports" / matrix / table).read_text(), (matrix, table)
