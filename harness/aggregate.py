@@ -15,9 +15,9 @@ from harness.matrix import expand
 from harness.settings import SETTINGS
 
 SCALAR_METRICS = ("peak_allocated_bytes", "peak_reserved_bytes", "peak_device_bytes", "peak_host_bytes",
-                  "tokens_per_second", "tokens_per_second_mean", "median_step_seconds", "step_seconds_iqr",
-                  "measured_steps", "tokens_per_step", "load_seconds", "train_seconds", "flops_per_token",
-                  "mfu")
+                  "peak_host_unmapped_bytes", "peak_host_pinned_bytes", "tokens_per_second",
+                  "tokens_per_second_mean", "median_step_seconds", "step_seconds_iqr", "measured_steps",
+                  "tokens_per_step", "load_seconds", "train_seconds", "flops_per_token", "mfu")
 
 
 def _row(result: dict[str, Any], order: int) -> dict[str, Any]:

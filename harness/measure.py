@@ -5,7 +5,10 @@ Memory has three views, all recorded because they differ in ways that decide whe
 - the whole process's device memory, sampled through NVML: adds the CUDA context, cuBLAS workspaces
   and bitsandbytes' paged (unified-memory) optimizer state, none of which the allocator sees. A real
   16 GB card fails on this number. On a CPU run it is the process's resident set.
-- the host's resident set, where offloaded activations and paged optimizer state go.
+- the host's resident set, where offloaded activations and paged optimizer state go. The resident set
+  also counts the memory-mapped checkpoint (16 GB for an 8B model in bf16), which hides those, so two
+  more views are kept: the resident memory not backed by a file (anonymous and shared), and the pinned
+  memory held by PyTorch's host allocator, which holds offloaded activations and need not be resident.
 """
 
 from __future__ import annotations
@@ -22,6 +25,39 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
+
+_STATUS = "/proc/self/status"
+
+
+def host_unmapped_bytes() -> int | None:
+    """Resident memory not backed by a file (RssAnon + RssShmem), or None where /proc does not say."""
+    try:
+        with open(_STATUS) as status:
+            fields = dict(line.split(":", 1) for line in status if line.startswith(("RssAnon", "RssShmem")))
+    except OSError:
+        return None
+    if len(fields) < 2:
+        return None
+    return sum(int(value.split()[0]) for value in fields.values()) * 1024  # reported in kB
+
+
+def pinned_peak_bytes() -> int | None:
+    """Peak of pinned host memory owned by PyTorch's host allocator since its last reset."""
+    import torch
+
+    stats = getattr(torch.cuda, "host_memory_stats", None)
+    try:  # a statistic must never cost the cell its result
+        return stats().get("allocated_bytes.peak") if stats else None
+    except RuntimeError:
+        return None
+
+
+def reset_pinned_peak() -> None:
+    import torch
+
+    reset = getattr(torch.cuda, "reset_peak_host_memory_stats", None)
+    if reset:
+        reset()
 
 
 class DeviceMemoryProbe:
@@ -62,14 +98,21 @@ class DeviceMemoryProbe:
 class PhasePeaks:
     device: int = 0
     host: int = 0
+    host_unmapped: int | None = None
+    host_pinned: int | None = None
     allocated: int | None = None
     reserved: int | None = None
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {"peak_device_bytes": self.device, "peak_host_bytes": self.host,
+                "peak_host_unmapped_bytes": self.host_unmapped, "peak_host_pinned_bytes": self.host_pinned,
                 "peak_allocated_bytes": self.allocated, "peak_reserved_bytes": self.reserved,
                 "seconds": self.seconds}
+
+
+def _max(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
 
 
 class MemoryTracker:
@@ -90,6 +133,7 @@ class MemoryTracker:
 
     def _sample(self) -> None:
         host = self.process.memory_info().rss
+        unmapped = host_unmapped_bytes()
         if self.observer is not None and self.cuda:
             import torch
 
@@ -104,6 +148,7 @@ class MemoryTracker:
         for peaks in (self.total, self._current):
             if peaks is not None:
                 peaks.host = max(peaks.host, host)
+                peaks.host_unmapped = _max(peaks.host_unmapped, unmapped)
                 peaks.device = max(peaks.device, device)
 
     def _loop(self) -> None:
@@ -135,6 +180,7 @@ class MemoryTracker:
         if self.cuda:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
+            reset_pinned_peak()
         peaks = PhasePeaks()
         self._current = peaks
         self._sample()
@@ -150,6 +196,8 @@ class MemoryTracker:
                 peaks.reserved = torch.cuda.max_memory_reserved()
                 self.total.allocated = max(self.total.allocated or 0, peaks.allocated)
                 self.total.reserved = max(self.total.reserved or 0, peaks.reserved)
+                peaks.host_pinned = pinned_peak_bytes()
+                self.total.host_pinned = _max(self.total.host_pinned, peaks.host_pinned)
             self._sample()
             peaks.seconds = time.perf_counter() - start
             self.phases[name] = peaks

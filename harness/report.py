@@ -32,6 +32,10 @@ def display_table(cells: pd.DataFrame) -> pd.DataFrame:
     table["peak device GiB"] = cells["peak_device_bytes"] / GIB
     table["peak alloc GiB"] = cells["peak_allocated_bytes"] / GIB
     table["peak reserved GiB"] = cells["peak_reserved_bytes"] / GIB
+    # host views added after the first results were committed: shown once any result has them
+    for column, label in (("peak_host_unmapped_bytes", "host unmapped GiB"), ("peak_host_pinned_bytes", "pinned GiB")):
+        if column in cells and cells[column].notna().any():
+            table[label] = cells[column] / GIB
     table["tokens/s"] = cells["tokens_per_second"]
     table["step s (median)"] = cells["median_step_seconds"]
     table["MFU"] = cells["mfu"]

@@ -96,6 +96,8 @@ def _fold_memory(result: dict[str, Any], tracker: Any, budget: Any) -> None:
         "peak_reserved_bytes": tracker.total.reserved,
         "peak_device_bytes": tracker.total.device,
         "peak_host_bytes": tracker.total.host,
+        "peak_host_unmapped_bytes": tracker.total.host_unmapped,
+        "peak_host_pinned_bytes": tracker.total.host_pinned,
         "memory_samples": tracker.samples,
         "phases": {name: peaks.as_dict() for name, peaks in tracker.phases.items()},
     })

@@ -49,6 +49,9 @@ def test_a_cell_trains_and_records_the_contract(tmp_path, cache_dir):
     assert metrics["tokens_per_second"] == pytest.approx(128 / metrics["median_step_seconds"])
     assert metrics["peak_device_bytes"] > 50 * 2**20  # a CPU run's device memory is its resident set
     assert metrics["peak_allocated_bytes"] is None  # no allocator statistics on the CPU
+    # the file-backed part (libraries, mapped weights) is resident but not "unmapped"
+    assert 50 * 2**20 < metrics["peak_host_unmapped_bytes"] < metrics["peak_host_bytes"]
+    assert metrics["peak_host_pinned_bytes"] is None  # no pinned host memory without CUDA
     assert metrics["load_seconds"] > 0
     assert 0 < metrics["mfu"] < 1
     records = result["records"]
