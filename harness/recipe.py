@@ -159,12 +159,17 @@ def train_cell(settings: dict[str, Any], tracker: MemoryTracker, budget: Budget,
         dataloader_num_workers=0,
         remove_unused_columns=False,
         disable_tqdm=True,
+        # the checkpointing technique owns checkpointing: TRL's default (True) makes the Trainer call
+        # gradient_checkpointing_enable() again at train time, which turns plain HF checkpointing on
+        # over `off` and replaces the offloading function of `offload`
+        gradient_checkpointing=False,
         **plan.trainer_kwargs,
     )
     dataset = Dataset.from_dict({"input_ids": plan.sequences})
     trainer = SFTTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer,
                          callbacks=[_step_callback(record, device == "cuda", steps_total)])
-    outputs["trainer"] = {"loss_type": config.loss_type, "optim": config.optim, "lm_head_loss": lm_head_loss}
+    outputs["trainer"] = {"loss_type": config.loss_type, "optim": config.optim, "lm_head_loss": lm_head_loss,
+                          "gradient_checkpointing": config.gradient_checkpointing}
     for technique in techniques:
         technique.before_train(model, plan)
     metrics["step_seconds"], metrics["loss"] = record.seconds, record.loss

@@ -57,6 +57,12 @@ def test_a_cell_trains_and_records_the_contract(tmp_path, cache_dir):
     records = result["records"]
     assert records["adapter"]["kind"] == "rslora" and records["adapter"]["scaling"] == pytest.approx(4.0)
     assert records["checkpointing"]["checkpointed_modules"] == 2
+    # every layer forward of every micro-batch went through the function this harness installed
+    config = result["config"]
+    layer_forwards = 2 * (config["steps"] + config["warmup_steps"]) * config["grad_accum"]
+    assert records["checkpointing"]["checkpointed_calls"] == layer_forwards
+    assert records["checkpointing"]["function_kept"] is True
+    assert result["trainer"]["gradient_checkpointing"] is False  # the trainer never re-enables it
     assert records["attention"]["kernel"] in ("flash", "math")
     assert result["trainer"]["loss_type"] == "nll"
     assert result["model"]["random_weights"] is True
@@ -76,6 +82,8 @@ def test_offloaded_checkpointing_and_vocabulary_slicing(tmp_path, cache_dir):
     assert 0 < vocab["outside_share"] < 0.5
     assert vocab["distinct_training_tokens"] <= 300
     assert result["records"]["checkpointing"]["offloaded_modules"] == 2
+    assert result["records"]["checkpointing"]["function_kept"] is True
+    assert result["records"]["checkpointing"]["checkpointed_calls"] > 0
 
 
 @pytest.mark.slow
@@ -83,6 +91,7 @@ def test_eager_attention_is_recorded_as_such(tmp_path, cache_dir):
     result = run_one(tmp_path, cache_dir, "{name: eager, context: 32, attention: eager}")
     assert result["status"] == "ok"
     assert result["records"]["attention"]["kernel"] == "eager"
+    assert result["records"]["checkpointing"] == {"mode": "off", "active_after_train": False}
 
 
 @pytest.mark.slow

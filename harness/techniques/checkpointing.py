@@ -80,13 +80,38 @@ class Checkpointing(Technique):
 
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         layers = [m for m in model.modules() if isinstance(m, GradientCheckpointingLayer) and m.gradient_checkpointing]
+        function = layers[0]._gradient_checkpointing_func if layers else None
         if level == "offload":
             # the offloading function is re-entrant style: autograd calls its backward only if the
             # first layer's input requires a gradient, so make the embedding output require one
             model.enable_input_require_grads()
-            offloaded = OffloadedCheckpoint.make()
-            for layer in layers:
-                layer._gradient_checkpointing_func = offloaded
+            function = OffloadedCheckpoint.make()
             plan.records["checkpointing"]["offloaded_modules"] = len(layers)
+        self._calls = [0]
+        counted = _counting(function, self._calls)
+        for layer in layers:
+            layer._gradient_checkpointing_func = counted
+        self._layers = layers
         plan.records["checkpointing"]["checkpointed_modules"] = len(layers)
         return model
+
+    def after_train(self, model: Any, plan: Plan) -> None:
+        if plan.loader == "unsloth":
+            return
+        # evidence of what ran: the trainer must not have turned checkpointing on over `off`, nor
+        # replaced the function installed here (TRL's defaults once did both)
+        record = plan.records["checkpointing"]
+        record["active_after_train"] = bool(getattr(model, "is_gradient_checkpointing", False))
+        if hasattr(self, "_calls"):
+            record["checkpointed_calls"] = self._calls[0]
+            record["function_kept"] = all(getattr(layer._gradient_checkpointing_func, "vramlab", False)
+                                          for layer in self._layers)
+
+
+def _counting(function: Any, calls: list[int]) -> Any:
+    def checkpoint(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return function(*args, **kwargs)
+
+    checkpoint.vramlab = True
+    return checkpoint
