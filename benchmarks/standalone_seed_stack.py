@@ -68,6 +68,8 @@ class Timer(TrainerCallback):
 
 
 def train_sft() -> None:
+    # TRL's default gradient_checkpointing=True is left as the committed comparison ran it: Unsloth's trainer
+    # keeps the model's own "unsloth" mode either way (the harness sets False, for its Hugging Face path)
     config = SFTConfig(output_dir="/tmp/standalone", max_steps=args.steps, per_device_train_batch_size=1,
                        gradient_accumulation_steps=1, learning_rate=2e-4, lr_scheduler_type="constant",
                        loss_type="nll", max_length=args.context, packing=False, bf16=True,

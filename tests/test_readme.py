@@ -33,7 +33,7 @@ def test_readme_headline_is_the_committed_report():
     for name, _, context, result, device, allocated, tokens in rows:
         cell = cells.loc[name.strip("`")]
         assert f"{cell['context']:,}" == context
-        assert result.split()[0] == cell["status"]
+        assert result.split()[0] == cell["status"], name
         for shown, column in ((device, "peak_device_bytes"), (allocated, "peak_allocated_bytes")):
             assert shown == ("–" if pd.isna(cell[column]) else f"{cell[column] / 2**30:.2f}"), (name, column)
         assert tokens == ("–" if pd.isna(cell["tokens_per_second"]) else f"{cell['tokens_per_second']:,.0f}")
@@ -41,7 +41,7 @@ def test_readme_headline_is_the_committed_report():
 
 def test_committed_report_is_generated_from_the_committed_results(tmp_path):
     for matrix in ("seed-16gb", "smoke"):
-        aggregate(matrix, REPO / "results", tmp_path)
+        aggregate(matrix, REPO / "results", tmp_path, partial=True)
         for table in ("cells.csv", "steps.csv"):
             built = (tmp_path / matrix / table).read_text()
             assert built == (REPO / "reports" / matrix / table).read_text(), (matrix, table)
