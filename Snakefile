@@ -37,6 +37,8 @@ print(f"vramlab: matrix '{NAME}' ({matrix_path(MATRIX)}), {len(CELLS)} cells: {W
 rule all:
     input:
         f"{REPORTS}/{NAME}/report.md",
+        # the results too: a deleted result file is measured again even while an older report exists
+        expand(f"{RESULTS}/{NAME}/{{cell_id}}.json", cell_id=IDS),
 
 
 rule cell:

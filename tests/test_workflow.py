@@ -95,6 +95,12 @@ def test_killed_run_resumes_redoing_only_the_unfinished_cell(tmp_path, cache_dir
     out, _ = snakemake(tmp_path, matrix, cache_dir).communicate(timeout=120)
     assert "Nothing to be done" in out
 
+    # deleting a result file measures that cell again, although a report already exists
+    (results / f"{killed_cell}.json").unlink()
+    out, _ = snakemake(tmp_path, matrix, cache_dir, "-n").communicate(timeout=120)
+    counts = dict(line.split()[:2] for line in out.splitlines() if line.split()[:1] in (["cell"], ["aggregate"]))
+    assert counts == {"cell": "1", "aggregate": "1"}, out[-2000:]
+
 
 def test_slurm_profile_sends_each_cell_as_a_one_gpu_job(tmp_path, cache_dir):
     proc = snakemake(tmp_path, REPO / "ablations" / "seed-16gb.yaml", cache_dir, "-n", "--profile",
