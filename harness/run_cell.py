@@ -91,16 +91,9 @@ def run(cell: Cell, out: Path) -> dict[str, Any]:
 
 def _fold_memory(result: dict[str, Any], tracker: Any, budget: Any) -> None:
     metrics = result["metrics"]
-    metrics.update({
-        "peak_allocated_bytes": tracker.total.allocated,
-        "peak_reserved_bytes": tracker.total.reserved,
-        "peak_device_bytes": tracker.total.device,
-        "peak_host_bytes": tracker.total.host,
-        "peak_host_unmapped_bytes": tracker.total.host_unmapped,
-        "peak_host_pinned_bytes": tracker.total.host_pinned,
-        "memory_samples": tracker.samples,
-        "phases": {name: peaks.as_dict() for name, peaks in tracker.phases.items()},
-    })
+    peaks = {key: value for key, value in tracker.total.as_dict().items() if key != "seconds"}
+    metrics.update(peaks, memory_samples=tracker.samples,
+                   phases={name: phase.as_dict() for name, phase in tracker.phases.items()})
     result["budget"] = budget.as_dict()
 
 

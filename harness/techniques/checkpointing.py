@@ -63,6 +63,7 @@ class OffloadedCheckpoint:
 
 class Checkpointing(Technique):
     axis = "checkpointing"
+    _installed: CountedCheckpoint | None = None  # set when the transformers path checkpoints layers
 
     def before_load(self, plan: Plan) -> None:
         level = plan.level(self.axis)
@@ -87,10 +88,9 @@ class Checkpointing(Technique):
             model.enable_input_require_grads()
             function = OffloadedCheckpoint.make()
             plan.records["checkpointing"]["offloaded_modules"] = len(layers)
-        self._calls = [0]
-        counted = _counting(function, self._calls)
+        self._installed = CountedCheckpoint(function)
         for layer in layers:
-            layer._gradient_checkpointing_func = counted
+            layer._gradient_checkpointing_func = self._installed
         self._layers = layers
         plan.records["checkpointing"]["checkpointed_modules"] = len(layers)
         return model
@@ -102,16 +102,18 @@ class Checkpointing(Technique):
         # replaced the function installed here (TRL's defaults once did both)
         record = plan.records["checkpointing"]
         record["active_after_train"] = bool(getattr(model, "is_gradient_checkpointing", False))
-        if hasattr(self, "_calls"):
-            record["checkpointed_calls"] = self._calls[0]
-            record["function_kept"] = all(getattr(layer._gradient_checkpointing_func, "vramlab", False)
+        if self._installed is not None:
+            record["checkpointed_calls"] = self._installed.calls
+            record["function_kept"] = all(layer._gradient_checkpointing_func is self._installed
                                           for layer in self._layers)
 
 
-def _counting(function: Any, calls: list[int]) -> Any:
-    def checkpoint(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        return function(*args, **kwargs)
+class CountedCheckpoint:
+    """The checkpoint function given to every layer, counting its calls: evidence that it ran."""
 
-    checkpoint.vramlab = True
-    return checkpoint
+    def __init__(self, function: Any) -> None:
+        self.function, self.calls = function, 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        return self.function(*args, **kwargs)
