@@ -20,6 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.standalone_run import run_standalone, standalone_report  # noqa: E402
 from harness import environment, models, results  # noqa: E402
 from harness.matrix import find_cell  # noqa: E402
 
@@ -36,12 +37,13 @@ def main(matrix: str, cell_id: str, reuse: bool) -> None:
     harnessed = results.read(harness_file)
     cap = harnessed["budget"]["allocator_cap_bytes"]
     model_path = models.resolve(cell.settings["model"], seed=cell.settings["seed"]).path
-    script = REPO / "benchmarks" / "standalone_seed_stack.py"
-    run = subprocess.run([sys.executable, str(script), str(model_path), "--context", str(cell.settings["context"]),
-                          "--steps", str(cell.settings["steps"] + cell.settings["warmup_steps"]),
-                          "--warmup", str(cell.settings["warmup_steps"]), "--cap-bytes", str(cap)],
-                         check=True, cwd=REPO, capture_output=True, text=True)
-    standalone = json.loads(run.stdout.strip().splitlines()[-1])
+    done = run_standalone(model_path, context=cell.settings["context"],
+                          steps=cell.settings["steps"] + cell.settings["warmup_steps"],
+                          warmup=cell.settings["warmup_steps"], cap_bytes=cap)
+    done.check_returncode()
+    standalone = standalone_report(done)
+    if standalone is None:
+        raise RuntimeError(f"the stand-alone script printed no report:\n{done.stderr[-4000:]}")
     h, s = harnessed["metrics"], standalone
     comparison = {
         "cell_id": cell_id, "matrix": matrix, "environment": environment.collect(),

@@ -13,13 +13,13 @@ Writes results/benchmarks/loss-path.json. A run that fails (an OOM included) is 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.standalone_run import run_standalone, standalone_report  # noqa: E402
 from harness import environment, models  # noqa: E402
 
 CONTEXT = 20480
@@ -28,13 +28,11 @@ STEPS, WARMUP = 6, 1
 
 
 def run(model_path: Path, loop: str) -> dict:
-    command = [sys.executable, str(REPO / "benchmarks" / "standalone_seed_stack.py"), str(model_path),
-               "--context", str(CONTEXT), "--steps", str(STEPS), "--warmup", str(WARMUP),
-               "--cap-bytes", str(CAP_BYTES), "--loop", loop, "--attention", "auto", "--adapter", "lora"]
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
-    lines = done.stdout.strip().splitlines()
-    if done.returncode == 0 and lines:
-        return {"status": "ok", **json.loads(lines[-1])}
+    done = run_standalone(model_path, context=CONTEXT, steps=STEPS, warmup=WARMUP, cap_bytes=CAP_BYTES,
+                          options=("--loop", loop, "--attention", "auto", "--adapter", "lora"))
+    report = standalone_report(done)
+    if report is not None:
+        return {"status": "ok", **report}
     return {"status": "failed", "loop": loop, "returncode": done.returncode, "stderr_tail": done.stderr[-4000:]}
 
 
