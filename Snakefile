@@ -1,4 +1,5 @@
-# vramlab workflow: one job per cell of an ablation matrix, then the aggregate table, then the report.
+# vramlab workflow: one job per cell of an ablation matrix, one evaluation job per trained cell (when the
+# matrix has an `evaluation:` section), then the aggregate tables, then the report.
 #
 #   snakemake --cores 1                         the embedded default (16 GB matrix on a CUDA GPU, smoke on a CPU)
 #   snakemake --cores 1 --config matrix=NAME    ablations/NAME.yaml
@@ -7,14 +8,20 @@
 # The matrix is validated while this file is read, so a typo stops everything before any cell runs.
 # A cell's result file appears only once complete (written to a temporary file, then renamed); cells
 # whose file exists are never rerun (rerun-triggers: mtime in profiles/default), and a cell that was
-# killed half-way has no file, so the next run redoes exactly that one.
+# killed half-way has no file, so the next run redoes exactly that one. A result file that is damaged is
+# moved to results/<matrix>/damaged/ (never deleted) and its cell is measured again.
 
 import sys
 
 sys.path.insert(0, workflow.basedir)
 
-from harness.matrix import MatrixError, matrix_path
+from pathlib import Path
+
+from harness.evaluation.plan import evaluation_plan
+from harness.matrix import MatrixError, matrix_options, matrix_path
 from harness.matrix import expand as expand_matrix
+from harness.results import ResultFileError, check, result_path, set_aside
+from harness.runtime import Runtime
 from harness.workflow import default_matrix
 
 if config.get("matrix"):
@@ -23,15 +30,38 @@ else:
     MATRIX, WHY = default_matrix()
 try:
     CELLS = expand_matrix(MATRIX)
+    TASKS = evaluation_plan(MATRIX).task_names()
+    CONCURRENT = matrix_options(MATRIX)["concurrent_cells"]
 except MatrixError as err:
     raise WorkflowError(f"vramlab: {err}") from None
 NAME = CELLS[0].matrix
 IDS = [c.cell_id for c in CELLS]
-# cells that may touch a GPU hold the one `gpu` resource, so they never share a card
+# cells that may touch a GPU hold the one `gpu` resource, so they never share a card; a matrix that allows
+# `concurrent_cells: N` has its cells hold one of N `gpu_slot`s instead, and their throughput is recorded as
+# not measured
 NEEDS_GPU = {c.cell_id: int(c.settings["device"] != "cpu") for c in CELLS}
+SHARED = CONCURRENT > 1
+workflow.global_resources.setdefault("gpu_slot", CONCURRENT)
+
+
+def device_resources(wildcards):
+    needs = NEEDS_GPU[wildcards.cell_id]
+    return {"gpu": 0, "gpu_slot": needs} if SHARED else {"gpu": needs, "gpu_slot": 0}
+
 RESULTS = config.get("results_dir", "results")
 REPORTS = config.get("reports_dir", "reports")
-print(f"vramlab: matrix '{NAME}' ({matrix_path(MATRIX)}), {len(CELLS)} cells: {WHY}", file=sys.stderr)
+print(f"vramlab: matrix '{NAME}' ({matrix_path(MATRIX)}), {len(CELLS)} cells"
+      + (f", {len(TASKS)} evaluation tasks" if TASKS else "") + f": {WHY}", file=sys.stderr)
+
+for _cell_id in IDS:
+    _path = result_path(Path(RESULTS), NAME, _cell_id)
+    if _path.is_file():
+        try:
+            check(_path)
+        except ResultFileError as err:
+            print(f"vramlab: {err}; moved to {set_aside(_path)}, so this cell is measured again", file=sys.stderr)
+
+EVALUATIONS = expand(f"{RESULTS}/{NAME}/evaluations/{{cell_id}}/{{task}}.json", cell_id=IDS, task=TASKS)
 
 
 rule all:
@@ -39,6 +69,7 @@ rule all:
         f"{REPORTS}/{NAME}/report.md",
         # the results too: a deleted result file is measured again even while an older report exists
         expand(f"{RESULTS}/{NAME}/{{cell_id}}.json", cell_id=IDS),
+        EVALUATIONS,
 
 
 rule cell:
@@ -49,20 +80,44 @@ rule cell:
     wildcard_constraints:
         cell_id="[0-9a-f]{12}",
     resources:
-        gpu=lambda wildcards: NEEDS_GPU[wildcards.cell_id],
+        gpu=lambda wildcards: device_resources(wildcards)["gpu"],
+        gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
+    params:
+        matrix=MATRIX,
+        flags=" ".join((["--keep-adapter"] if TASKS else []) + (["--shared-device"] if SHARED else [])),
+    shell:
+        "{sys.executable} -m harness run-cell --matrix {params.matrix:q} --cell {wildcards.cell_id} "
+        "--out {output:q} {params.flags} 2>&1 | tee {log:q}; exit ${{PIPESTATUS[0]}}"
+
+
+rule evaluate:
+    input:
+        f"{RESULTS}/{NAME}/{{cell_id}}.json",
+    output:
+        # update: a task added later is evaluated without re-evaluating (or deleting) the others
+        update(expand(f"{RESULTS}/{NAME}/evaluations/{{{{cell_id}}}}/{{task}}.json", task=TASKS)),
+    log:
+        f"{RESULTS}/{NAME}/logs/{{cell_id}}.evaluate.log",
+    wildcard_constraints:
+        cell_id="[0-9a-f]{12}",
+    resources:
+        gpu=lambda wildcards: device_resources(wildcards)["gpu"],
+        gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
     params:
         matrix=MATRIX,
     shell:
-        "{sys.executable} -m harness run-cell --matrix {params.matrix:q} --cell {wildcards.cell_id} "
-        "--out {output:q} 2>&1 | tee {log:q}; exit ${{PIPESTATUS[0]}}"
+        "{sys.executable} -m harness evaluate --matrix {params.matrix:q} --cell {wildcards.cell_id} "
+        "--results-dir {RESULTS:q} 2>&1 | tee {log:q}; exit ${{PIPESTATUS[0]}}"
 
 
 rule aggregate:
     input:
         expand(f"{RESULTS}/{NAME}/{{cell_id}}.json", cell_id=IDS),
+        EVALUATIONS,
     output:
         f"{REPORTS}/{NAME}/cells.csv",
         f"{REPORTS}/{NAME}/steps.csv",
+        [f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [],
     params:
         matrix=MATRIX,
     shell:

@@ -1,7 +1,12 @@
-"""Result files -> tidy tables: reports/<matrix>/cells.csv (one row a cell) and steps.csv (one row a
-step of a cell). Only the matrix's current cells are read, in matrix order; a cell with no result file
-is an error here, because Snakemake only aggregates once every cell has one (unless asked for a
-partial table, where it is a `pending` row)."""
+"""Result files -> tidy tables under reports/<matrix>/:
+  cells.csv    one row a cell: settings, scalar metrics (columns from harness.results.Metrics), records
+  steps.csv    one row an optimizer step of a cell
+  quality.csv  one row a (cell, task, metric) of the evaluate stage, with the untrained baseline
+
+Only the matrix's current cells are read, in matrix order; a cell with no result file is an error here,
+because Snakemake only aggregates once every cell has one (unless asked for a partial table, where it is a
+`pending` row). A damaged file is named with the field that is wrong.
+"""
 
 from __future__ import annotations
 
@@ -11,93 +16,89 @@ from typing import Any
 import pandas as pd
 
 from harness import results
+from harness.cells import Cell
 from harness.matrix import expand
+from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
 from harness.settings import SETTINGS
 
-SCALAR_METRICS = ("peak_allocated_bytes", "peak_reserved_bytes", "peak_device_bytes", "peak_host_bytes",
-                  "peak_host_unmapped_bytes", "peak_host_pinned_bytes", "tokens_per_second",
-                  "tokens_per_second_mean", "median_step_seconds", "step_seconds_iqr", "measured_steps",
-                  "tokens_per_step", "load_seconds", "train_seconds", "flops_per_token", "mfu")
+QUALITY_COLUMNS = ["order", "cell_id", "name", "task", "status", "reason", "metric", "value", "stderr",
+                   "stderr_method", "n", "higher_is_better", "baseline", "baseline_stderr", "delta", "limit",
+                   "partial", "seconds", "lm_eval_version"]
 
 
-def _row(result: dict[str, Any], order: int) -> dict[str, Any]:
-    config = result["config"]
-    metrics = result["metrics"]
-    env = result.get("environment") or {}
-    records = result.get("records") or {}
-    row: dict[str, Any] = {"order": order, "cell_id": result["cell_id"], "name": result["name"],
-                           "status": result["status"], "reason": result["reason"]}
+def pending_row(cell: Cell, order: int) -> dict[str, Any]:
+    """Stands in a partial table for a cell that has not run yet; never written as a result file."""
+    row: dict[str, Any] = {"order": order, "cell_id": cell.cell_id, "name": cell.name, "status": "pending",
+                           "reason": "not run yet: no result file"}
     for name in SETTINGS:
-        value = config.get(name)
+        value = cell.settings.get(name)
         row[name] = ",".join(value) if isinstance(value, list) else value
-    for name in SCALAR_METRICS:
-        row[name] = metrics.get(name)
-    losses = [x for x in metrics.get("loss") or [] if x is not None]
-    row["first_loss"] = losses[0] if losses else None
-    row["final_loss"] = losses[-1] if losses else None
-    # phases are recorded in the order they ran; a failed cell failed in its last one
-    phases = list(metrics.get("phases") or {})
-    row["failed_phase"] = phases[-1] if phases and result["status"] in ("oom", "error") else None
-    row["budget_bytes"] = (result.get("budget") or {}).get("limit_bytes")
-    row["attention_kernel"] = (records.get("attention") or {}).get("kernel")
-    row["attention_fallback"] = (records.get("attention") or {}).get("fallback")
-    row["vocabulary_size"] = (records.get("vocabulary") or {}).get("size")
-    row["vocabulary_outside_share"] = (records.get("vocabulary") or {}).get("outside_share")
-    row["trainable_parameters"] = (records.get("adapter") or {}).get("trainable_parameters")
-    row["random_weights"] = (result.get("model") or {}).get("random_weights")
-    row["device"] = env.get("gpu") or env.get("cpu")
-    row["torch"] = (env.get("versions") or {}).get("torch")
-    row["code_commit"] = _short_commit(env.get("git") or {})
-    row["quality"] = result.get("quality")
     return row
 
 
-def _short_commit(git: dict[str, Any]) -> str | None:
-    """The commit a cell ran at, as a matrix completed over several sessions may mix them."""
-    if not git.get("commit"):
-        return None
-    return git["commit"][:7] + ("+dirty" if git.get("dirty") else "")
-
-
-def _steps(result: dict[str, Any]) -> list[dict[str, Any]]:
-    metrics = result["metrics"]
-    warmup = result["config"]["warmup_steps"]
-    seconds = metrics.get("step_seconds") or []
-    losses = metrics.get("loss") or []
-    return [{"cell_id": result["cell_id"], "name": result["name"], "step": i + 1,
-             "seconds": seconds[i] if i < len(seconds) else None,
-             "loss": losses[i] if i < len(losses) else None, "warmup": i < warmup}
-            for i in range(max(len(seconds), len(losses)))]
-
-
-def load_results(matrix: str, results_dir: Path, partial: bool = False) -> list[dict[str, Any]]:
-    """The matrix's results in matrix order. With `partial`, a cell without a result file yet (a matrix
-    completed over several GPU sessions) gets a placeholder row with status `pending`."""
-    found = []
+def load_results(matrix: str, results_dir: Path, partial: bool = False) -> list[tuple[Cell, CellResult | None]]:
+    """The matrix's cells in matrix order with their results. With `partial`, a cell without a result file
+    yet (a matrix completed over several GPU sessions) comes with None."""
+    found: list[tuple[Cell, CellResult | None]] = []
     for cell in expand(matrix):
         path = results.result_path(results_dir, cell.matrix, cell.cell_id)
         if path.is_file():
-            found.append(results.read(path))
+            found.append((cell, results.read(path)))
         elif partial:
-            found.append(results.pending_result(cell))
+            found.append((cell, None))
         else:
             raise FileNotFoundError(f"cell {cell.cell_id} ({cell.name}) of {matrix} has no result file {path}")
     return found
 
 
-def tables(found: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    cells = pd.DataFrame([_row(r, i) for i, r in enumerate(found)])
-    steps = pd.DataFrame([s for r in found for s in _steps(r)],
-                         columns=["cell_id", "name", "step", "seconds", "loss", "warmup"])
+def _quality_rows(order: int, evaluation: EvaluationResult) -> list[dict[str, Any]]:
+    common = {"order": order, "cell_id": evaluation.cell_id, "name": evaluation.name, "task": evaluation.task,
+              "status": evaluation.status.value, "reason": evaluation.reason, "limit": evaluation.limit,
+              "partial": evaluation.partial, "seconds": evaluation.seconds,
+              "lm_eval_version": evaluation.lm_eval_version}
+    if not evaluation.scores:
+        return [common]
+    baseline = {s.metric: s for s in evaluation.baseline or []}
+    rows = []
+    for score in evaluation.scores:
+        base = baseline.get(score.metric)
+        delta = score.value - base.value if base and base.value is not None and score.value is not None else None
+        rows.append({**common, "metric": score.metric, "value": score.value, "stderr": score.stderr,
+                     "stderr_method": score.stderr_method, "n": score.n, "higher_is_better": score.higher_is_better,
+                     "baseline": base.value if base else None, "baseline_stderr": base.stderr if base else None,
+                     "delta": delta})
+    return rows
+
+
+def load_evaluations(found: list[tuple[Cell, CellResult | None]], results_dir: Path,
+                     tasks: list[str]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for order, (cell, _) in enumerate(found):
+        for task in tasks:
+            path = results.evaluation_path(results_dir, cell.matrix, cell.cell_id, task)
+            if path.is_file():
+                rows.extend(_quality_rows(order, results.read_evaluation(path)))
+    return rows
+
+
+def tables(found: list[tuple[Cell, CellResult | None]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    cells = pd.DataFrame([r.row(i) if r else pending_row(c, i) for i, (c, r) in enumerate(found)])
+    steps = pd.DataFrame([s for _, r in found if r for s in r.steps()], columns=STEP_COLUMNS)
     return cells, steps
 
 
 def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool = False) -> Path:
+    from harness.evaluation.plan import evaluation_plan
+
     found = load_results(matrix, results_dir, partial)
-    name = found[0]["matrix"]
+    name = found[0][0].matrix
     cells, steps = tables(found)
     out = reports_dir / name
     out.mkdir(parents=True, exist_ok=True)
     cells.to_csv(out / "cells.csv", index=False)
     steps.to_csv(out / "steps.csv", index=False)
+    plan = evaluation_plan(matrix)
+    if plan.tasks:
+        quality = pd.DataFrame(load_evaluations(found, results_dir, plan.task_names()), columns=QUALITY_COLUMNS)
+        quality.to_csv(out / "quality.csv", index=False)
     return out / "cells.csv"

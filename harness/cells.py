@@ -16,8 +16,12 @@ def canonical_json(settings: dict[str, Any]) -> str:
 
 def cell_id_of(settings: dict[str, Any]) -> str:
     """Stable across runs, machines and matrix files: the same settings always give the same id, so
-    a cell shared by two matrices (or kept while a matrix grows) is recognised as done."""
-    return hashlib.sha256(canonical_json(settings).encode()).hexdigest()[:12]
+    a cell shared by two matrices (or kept while a matrix grows) is recognised as done. Settings added
+    after results were committed count only where a cell moves them off their default
+    (harness/settings.py), so adding a setting never renames the cells measured before it."""
+    from harness.settings import hashed
+
+    return hashlib.sha256(canonical_json(hashed(settings)).encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from harness.matrix import MatrixError, expand, find_cell
-from harness.results import result_path
+from harness.results import ResultFileError, adapter_folder, result_path
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -29,16 +29,61 @@ def _cmd_cells(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_settings(args: argparse.Namespace) -> int:
+    from harness.settings import table
+
+    print(table())
+    return 0
+
+
 def _cmd_run_cell(args: argparse.Namespace) -> int:
     from harness.run_cell import run
 
-    cells = expand(args.matrix)
     cell = find_cell(args.matrix, args.cell)
-    index = [c.cell_id for c in cells].index(cell.cell_id) + 1
     out = Path(args.out) if args.out else result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
-    logging.getLogger("vramlab").info("cell %d/%d of %s: %s (%s)", index, len(cells), cell.matrix,
-                                      cell.name, cell.cell_id)
-    run(cell, out)
+    adapter = adapter_folder(out.parent.parent, cell.matrix, cell.cell_id) if args.keep_adapter else None
+    logging.getLogger("vramlab").info("cell %s of %s: %s", cell.cell_id, cell.matrix, cell.name)
+    run(cell, out, adapter, shared_device=args.shared_device)
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from harness.evaluation.stage import evaluate_cell
+
+    evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=args.task or None)
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from harness.results import check
+
+    paths = [p for given in args.paths for p in (sorted(Path(given).rglob("*.json")) if Path(given).is_dir()
+                                                 else [Path(given)])]
+    paths = [p for p in paths if "damaged" not in p.parts and "adapters" not in p.parts]
+    bad = 0
+    for path in paths:
+        try:
+            check(path)
+        except ResultFileError as err:
+            bad += 1
+            print(f"vramlab check: {err}", file=sys.stderr)
+    print(f"{len(paths) - bad} of {len(paths)} result files valid")
+    return 1 if bad or not paths else 0
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from harness.results.schemas import write_schemas
+
+    for path in write_schemas(Path(args.out) if args.out else None):
+        print(path)
+    return 0
+
+
+def _cmd_migrate(args: argparse.Namespace) -> int:
+    from harness.results.store import migrate_files
+
+    for path in migrate_files([Path(p) for p in args.paths]):
+        print(f"migrated {path}")
     return 0
 
 
@@ -84,12 +129,38 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object per cell")
     p.set_defaults(func=_cmd_cells)
 
+    p = sub.add_parser("settings", help="every setting a matrix may use: levels or type, default, owner, help")
+    p.set_defaults(func=_cmd_settings)
+
     p = sub.add_parser("run-cell", help="run one cell in this process and write its result file")
     p.add_argument("--matrix", required=True)
     p.add_argument("--cell", required=True, help="the cell id")
     p.add_argument("--out", help="result file (default results/<matrix>/<cell_id>.json)")
     p.add_argument("--results-dir", default="results")
+    p.add_argument("--keep-adapter", action="store_true",
+                   help="save the trained adapter under results/<matrix>/adapters/<cell_id>/ for evaluation")
+    p.add_argument("--shared-device", action="store_true",
+                   help="other cells run on the device at the same time: throughput is recorded as not measured")
     p.set_defaults(func=_cmd_run_cell)
+
+    p = sub.add_parser("evaluate", help="evaluate a trained cell on the matrix's tasks (lm-eval)")
+    p.add_argument("--matrix", required=True)
+    p.add_argument("--cell", required=True, help="the cell id")
+    p.add_argument("--task", action="append", help="only this task (repeatable); default: the matrix's tasks")
+    p.add_argument("--results-dir", default="results")
+    p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("check", help="validate result files (or folders of them); exit 1 naming each bad one")
+    p.add_argument("paths", nargs="+")
+    p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser("schema", help="write the JSON Schemas of result files, generated from the result model")
+    p.add_argument("--out", help="folder (default: harness/results/schema)")
+    p.set_defaults(func=_cmd_schema)
+
+    p = sub.add_parser("migrate", help="rewrite result files of an older schema in the current one, in place")
+    p.add_argument("paths", nargs="+")
+    p.set_defaults(func=_cmd_migrate)
 
     p = sub.add_parser("aggregate", help="gather a matrix's result files into reports/<matrix>/cells.csv")
     p.add_argument("matrix")
@@ -119,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except MatrixError as err:
+    except (MatrixError, ResultFileError) as err:
         print(f"vramlab: {err}", file=sys.stderr)
         return 2
 

@@ -1,4 +1,4 @@
-"""Training sequences for a cell, made on the machine without any download.
+"""Training sequences for a cell, made on the machine without any download, and the data settings.
 
 - `stdlib-docs`: real English prose, the docstrings of a fixed list of Python standard-library
   modules, one document per module, tokenized with the model's own tokenizer and packed into
@@ -21,6 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from harness.settings import Setting
+from harness.workload.truncation import POLICIES as TRUNCATION_POLICIES
+
 STDLIB_MODULES = (
     "argparse", "asyncio", "base64", "bisect", "calendar", "collections", "concurrent.futures",
     "configparser", "contextlib", "copy", "csv", "dataclasses", "datetime", "decimal", "difflib",
@@ -34,12 +37,77 @@ STDLIB_MODULES = (
 )
 
 
+DATA_KINDS = ("auto", "stdlib-docs", "zipf", "grant-reports")
+USER_DATA_PREFIXES = ("chat:", "text:")
+
+
+def _data_level(value: Any) -> str | None:
+    if value in DATA_KINDS:
+        return None
+    if isinstance(value, str) and value.startswith(USER_DATA_PREFIXES) and len(value) > 5:
+        return None
+    return (f"{value!r} is not one of {', '.join(DATA_KINDS)}, nor 'chat:<file.jsonl>' or "
+            "'text:<folder of .txt files>'")
+
+
+def _decay(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        return f"{value!r} is not a number strictly between 0 and 1"
+    return None
+
+
+DATA_SETTINGS: tuple[Setting, ...] = (
+    Setting("data", str, "auto",
+            "'stdlib-docs' (English docstrings of Python's standard library, tokenized), 'zipf' (token ids "
+            "with a Zipf law over the vocabulary), 'grant-reports' (long synthetic documents: each section "
+            "trained on its truncated preceding text), 'chat:<file.jsonl>', 'text:<folder>', or 'auto' "
+            "(zipf for arch: models, stdlib-docs otherwise)", validate=_data_level, owner="data"),
+    Setting("completion_only", str, "off",
+            "'on': loss only on the completion (the target section, the assistant turns)",
+            levels=("off", "on"), owner="data"),
+    Setting("truncation", str, "tail",
+            "how a section's preceding text is cut to fit the context: 'none' (all of it, or the cell is "
+            "skipped), 'tail' (the most recent tokens), 'exp_decay' (geometric shares per section, newest "
+            "first)", levels=TRUNCATION_POLICIES, hashed_at_default=False, owner="data"),
+    Setting("truncation_decay", float, 0.5, "exp_decay's ratio between the shares of consecutive sections",
+            validate=_decay, hashed_at_default=False, owner="data"),
+    Setting("documents", int, 16, "training documents of the grant-reports workload", minimum=1,
+            hashed_at_default=False, owner="data"),
+    Setting("document_words", int, 6000, "mean length in words of a grant-reports document", minimum=200,
+            hashed_at_default=False, owner="data"),
+)
+
+
 @dataclass
 class TrainingData:
     sequences: list[list[int]]
     kind: str
     fingerprint: str  # sha256 of the token ids, so two cells can be shown to have seen the same data
     detail: dict[str, Any]
+    completion_masks: list[list[int]] | None = None  # 1 where the loss counts, when only completions train
+
+    @property
+    def mean_length(self) -> int:
+        return round(sum(map(len, self.sequences)) / max(len(self.sequences), 1))
+
+    def columns(self) -> dict[str, list[list[int]]]:
+        """The columns of the trainer's dataset."""
+        columns = {"input_ids": self.sequences}
+        if self.completion_masks is not None:
+            columns["completion_mask"] = self.completion_masks
+        return columns
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "fingerprint": self.fingerprint, "sequences": len(self.sequences), **self.detail}
+
+
+def fingerprint(sequences: list[list[int]]) -> str:
+    if len({len(s) for s in sequences}) <= 1:  # equal lengths: the digest results have recorded since v1
+        return hashlib.sha256(np.asarray(sequences, dtype=np.int64).tobytes()).hexdigest()[:16]
+    digest = hashlib.sha256()
+    for sequence in sequences:
+        digest.update(np.asarray([len(sequence), *sequence], dtype=np.int64).tobytes())
+    return digest.hexdigest()[:16]
 
 
 def stdlib_documents() -> list[str]:
@@ -75,6 +143,36 @@ def _pack(stream: list[int], context: int, count: int) -> list[list[int]]:
     return sequences
 
 
+def data_kind(settings: dict[str, Any], random_weights: bool | None = None) -> str:
+    """The data a cell trains on; 'auto' is zipf for random weights (text means nothing to them)."""
+    kind = settings["data"]
+    if kind != "auto":
+        return kind
+    if random_weights is None:
+        random_weights = str(settings["model"]).startswith("arch:")
+    return "zipf" if random_weights else "stdlib-docs"
+
+
+def fixed_length(settings: dict[str, Any]) -> bool:
+    """Whether every sequence is exactly `context` tokens (packed corpora), so tokens per step are known."""
+    return data_kind(settings) in ("stdlib-docs", "zipf")
+
+
+def sequences_needed(settings: dict[str, Any]) -> int:
+    return (settings["warmup_steps"] + settings["steps"]) * settings["grad_accum"] * settings["batch_size"]
+
+
+def build_for(settings: dict[str, Any], tokenizer: Any, vocab_size: int, random_weights: bool) -> TrainingData:
+    """The training data of a cell, as its settings describe it."""
+    kind = data_kind(settings, random_weights)
+    count = sequences_needed(settings)
+    if kind in ("stdlib-docs", "zipf"):
+        return build(kind, tokenizer, vocab_size, settings["context"], count, settings["seed"])
+    from harness import workload_data
+
+    return workload_data.build(kind, settings, tokenizer, count)
+
+
 def build(kind: str, tokenizer: Any, vocab_size: int, context: int, count: int, seed: int) -> TrainingData:
     if kind == "stdlib-docs":
         eos = tokenizer.eos_token_id
@@ -95,5 +193,4 @@ def build(kind: str, tokenizer: Any, vocab_size: int, context: int, count: int, 
         detail = {"zipf_exponent": 1.07, "zipf_offset": 2.7}
     else:
         raise ValueError(f"unknown data kind {kind!r}")
-    digest = hashlib.sha256(np.asarray(sequences, dtype=np.int64).tobytes()).hexdigest()[:16]
-    return TrainingData(sequences, kind, digest, detail)
+    return TrainingData(sequences, kind, fingerprint(sequences), detail)

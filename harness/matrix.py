@@ -7,9 +7,18 @@ A matrix file has these top-level keys (only `axes` or `cells` is required):
     axes:    {setting: [level, ...], ...}   settings that vary
     design:  full | one_at_a_time | list    how axes become cells (default: full)
     baseline: {axis: level, ...}            the reference cell of `one_at_a_time`
-    cells:   [{name: ..., setting: value}]  the explicit cells of `list`
-    include: [{setting: value, ...}, ...]   extra cells, added after the design
+    cells:   [{name: ..., setting: value}]  the explicit cells of `list`; a cell's own value of a
+                                            setting overrides `fixed` (so `fixed` holds the common stack
+                                            and each cell only its difference)
+    include: [{setting: value, ...}, ...]   extra cells, added after the design (they override `fixed` too)
     exclude: [{setting: value, ...}, ...]   drop every cell matching all the pairs of one entry
+    seeds:   [0, 1, 2]                      repeats: every cell that does not set its own `seed` runs once per
+                                            seed (the report gives mean, spread and n over them)
+    concurrent_cells: 8                     cells (and their evaluations) may share the device, this many at
+                                            a time; their throughput is then recorded as not measured
+    evaluation: {tasks: [...], ...}         what the evaluate stage measures on every trained cell
+                                            (harness/evaluation/plan.py); not part of a cell's id, so
+                                            adding a task never retrains a cell
 
 Every problem is reported as one line naming the file, the place and, where a near name exists, a
 did-you-mean, before any cell runs.
@@ -19,6 +28,9 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import os
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +39,23 @@ import yaml
 from harness.cells import Cell
 from harness.settings import SETTINGS, defaults
 
-TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells", "include", "exclude")
+TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells", "include", "exclude",
+                  "seeds", "concurrent_cells", "evaluation")
 DESIGNS = ("full", "one_at_a_time", "list")
-ABLATIONS_DIR = Path(__file__).resolve().parent.parent / "ablations"
+MATRIX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+
+def ablation_dirs() -> list[Path]:
+    """Where matrix names are looked up, in order: $VRAMLAB_ABLATIONS, ./ablations, the source checkout
+    this package runs from, and the copy a wheel installs under <prefix>/share/vramlab/ablations."""
+    dirs = [Path(os.environ["VRAMLAB_ABLATIONS"])] if os.environ.get("VRAMLAB_ABLATIONS") else []
+    dirs += [Path.cwd() / "ablations", Path(__file__).resolve().parent.parent / "ablations",
+             Path(sys.prefix) / "share" / "vramlab" / "ablations"]
+    unique: list[Path] = []
+    for folder in dirs:
+        if folder.resolve() not in {d.resolve() for d in unique}:
+            unique.append(folder)
+    return unique
 
 
 class MatrixError(ValueError):
@@ -42,15 +68,27 @@ def _did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
 
 
 def matrix_path(name_or_path: str) -> Path:
-    """'smoke' -> ablations/smoke.yaml; a path is taken as it is."""
+    """'smoke' -> the first ablations/smoke.yaml found (see ablation_dirs); a path is taken as it is."""
     path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") or path.exists():
+    if path.suffix in (".yaml", ".yml") or path.exists() or "/" in name_or_path:
         return path
-    return ABLATIONS_DIR / f"{name_or_path}.yaml"
+    for folder in ablation_dirs():
+        if (folder / f"{name_or_path}.yaml").is_file():
+            return folder / f"{name_or_path}.yaml"
+    return ablation_dirs()[0] / f"{name_or_path}.yaml"
 
 
 def available_matrices() -> list[str]:
-    return sorted(p.stem for p in ABLATIONS_DIR.glob("*.yaml"))
+    return sorted({p.stem for folder in ablation_dirs() for p in folder.glob("*.yaml")})
+
+
+def matrix_name(path: Path) -> str:
+    """The name that becomes results/<name>/ and reports/<name>/: it can never leave those folders."""
+    name = path.stem if path.suffix in (".yaml", ".yml") else path.name
+    if not MATRIX_NAME.match(name):
+        raise MatrixError(f"{path}: the matrix name {name!r} (from the file name) must start with a letter or "
+                          "digit and hold only letters, digits, '-' and '_': it names the results folder")
+    return name
 
 
 class _Checker:
@@ -87,13 +125,17 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
     path = matrix_path(name_or_path)
     if not path.is_file():
         known = available_matrices()
+        given = Path(name_or_path)
+        searched = "" if "/" in name_or_path or given.suffix in (".yaml", ".yml") else \
+            f"; looked in {', '.join(str(d) for d in ablation_dirs())}"
         raise MatrixError(f"no matrix file {str(path)!r}{_did_you_mean(Path(name_or_path).stem, known)} "
-                          f"(known: {', '.join(known) or 'none'})")
+                          f"(known: {', '.join(known) or 'none'}{searched})")
+    name = matrix_name(path)
     try:
         spec = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
         raise MatrixError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from err
-    return path.stem, spec
+    return name, spec
 
 
 def expand(name_or_path: str) -> list[Cell]:
@@ -163,21 +205,54 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
         varied_list.append(extra)
 
     exclusions = [check.assignment(f"exclude[{i}]", e) for i, e in enumerate(spec.get("exclude") or [])]
+    from harness.evaluation.plan import EvaluationPlan, EvaluationSpecError
 
+    try:
+        EvaluationPlan.parse(spec.get("evaluation"))
+    except EvaluationSpecError as err:
+        raise check.fail("evaluation", str(err)) from None
+
+    seeds = _seeds(check, spec, fixed, axes)
     cells: list[Cell] = []
     seen: dict[str, str] = {}
     for varied, given_name in zip(varied_list, names, strict=True):
         if any(all(varied.get(k, base.get(k)) == v for k, v in ex.items()) for ex in exclusions):
             continue
-        settings = {**base, **varied}
-        cell = Cell(matrix=name, name=given_name or _readable_name(varied), settings=settings, varied=varied)
-        if cell.cell_id in seen:
-            continue  # the same cell reached twice (include repeating the design, say) runs once
-        seen[cell.cell_id] = cell.name
-        cells.append(cell)
+        repeats = [{}] if seeds is None or "seed" in varied else [{"seed": seed} for seed in seeds]
+        for repeat in repeats:
+            settings = {**base, **varied, **repeat}
+            label = given_name or _readable_name(varied)
+            cell = Cell(matrix=name, name=f"{label}/seed={repeat['seed']}" if repeat else label,
+                        settings=settings, varied={**varied, **repeat})
+            if cell.cell_id in seen:
+                continue  # the same cell reached twice (include repeating the design, say) runs once
+            seen[cell.cell_id] = cell.name
+            cells.append(cell)
     if not cells:
         raise check.fail("exclude", "every cell was excluded")
     return cells
+
+
+def _seeds(check: _Checker, spec: dict[str, Any], fixed: dict[str, Any], axes: dict[str, Any]) -> list[int] | None:
+    seeds = spec.get("seeds")
+    if seeds is None:
+        return None
+    if not isinstance(seeds, list) or not seeds or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
+        raise check.fail("seeds", f"expected a non-empty list of integers, got {seeds!r}")
+    if len(set(seeds)) != len(seeds):
+        raise check.fail("seeds", f"a seed is listed twice in {seeds}")
+    if "seed" in fixed or "seed" in axes:
+        raise check.fail("seeds", "`seed` is also fixed or an axis; repeat cells with `seeds` or vary `seed`, not both")
+    return seeds
+
+
+def matrix_options(name_or_path: str) -> dict[str, Any]:
+    """How a matrix runs, beside what its cells are: how many cells may share the device at once."""
+    _, spec = load_matrix(name_or_path)
+    concurrent = spec.get("concurrent_cells", 1)
+    if isinstance(concurrent, bool) or not isinstance(concurrent, int) or concurrent < 1:
+        raise MatrixError(f"{matrix_path(name_or_path)}: concurrent_cells: {concurrent!r} is not a positive integer")
+    return {"concurrent_cells": concurrent}
 
 
 def _readable_name(varied: dict[str, Any]) -> str:

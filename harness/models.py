@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -33,9 +34,13 @@ from harness.presets import preset
 @dataclass(frozen=True)
 class ResolvedModel:
     source: str
-    path: Path
+    path: Path  # where it sits on this machine: used to load it, never recorded in a result
     random_weights: bool  # quality is never reported for these
-    detail: dict[str, Any]
+    detail: dict[str, Any]  # what identifies it anywhere: preset, package and version, file name, sha256
+
+    def describe(self) -> dict[str, Any]:
+        """The model as a result names it: by its source, never by a local path."""
+        return {"source": self.source, "random_weights": self.random_weights, **self.detail}
 
 
 def cache_root() -> Path:
@@ -69,6 +74,22 @@ def _build_once(target: Path, build: Callable[[Path], None] | None) -> None:
         tmp.rename(target)
 
 
+def file_sha256(file: Path) -> str:
+    """sha256 of a (large) file, remembered in the cache by path, size and modification time."""
+    stat = file.stat()
+    key = hashlib.sha256(f"{file.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+    memo = cache_root() / "sha256" / key
+    if memo.is_file():
+        return memo.read_text().strip()
+    digest = hashlib.sha256()
+    with open(file, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    memo.write_text(digest.hexdigest())
+    return digest.hexdigest()
+
+
 def package_gguf(package: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -87,10 +108,19 @@ def _plan(source: str, seed: int) -> tuple[ResolvedModel, Builder | None]:
     if source.startswith("arch:"):
         return _arch(source[len("arch:"):], seed)
     if source.startswith("package:"):
-        return _gguf(package_gguf(source[len("package:"):]), source)
+        package = source[len("package:"):]
+        resolved, build = _gguf(package_gguf(package), source)
+        distribution = package.replace("_", "-")
+        try:
+            version = importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+        detail = {**resolved.detail, "kind": "package", "package": distribution, "package_version": version}
+        return ResolvedModel(source, resolved.path, False, detail), build
     if source.startswith("gguf:"):
         return _gguf(Path(source[len("gguf:"):]).expanduser(), source)
-    return ResolvedModel(source, Path(source).expanduser(), False, {}), None
+    path = Path(source).expanduser()
+    return ResolvedModel(source, path, False, {"kind": "folder" if path.exists() else "hub id"}), None
 
 
 def resolve(source: str, seed: int = 0) -> ResolvedModel:
@@ -131,7 +161,8 @@ def _gguf(file: Path, source: str) -> tuple[ResolvedModel, Builder]:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
 
-    return ResolvedModel(source, target, False, {"gguf_file": str(file), "gguf_bytes": stat.st_size}), build
+    detail = {"kind": "gguf", "gguf_file": file.name, "gguf_bytes": stat.st_size, "gguf_sha256": file_sha256(file)}
+    return ResolvedModel(source, target, False, detail), build
 
 
 def _arch(name: str, seed: int) -> tuple[ResolvedModel, Builder]:
@@ -154,7 +185,7 @@ def _arch(name: str, seed: int) -> tuple[ResolvedModel, Builder]:
         make_placeholder_tokenizer(config.vocab_size, fields).save_pretrained(tmp)
         (tmp / "vramlab_random_weights.json").write_text(json.dumps({"preset": name, "seed": seed}))
 
-    return ResolvedModel(f"arch:{name}", target, True, {"preset": name, "seed": seed}), build
+    return ResolvedModel(f"arch:{name}", target, True, {"kind": "arch", "preset": name, "seed": seed}), build
 
 
 def make_placeholder_tokenizer(vocab_size: int, fields: dict[str, Any]):

@@ -14,11 +14,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from harness.results import Metrics, Status
 from harness.settings import SETTINGS
 
 GIB = 2**30
-STATUS_COLOURS = {"ok": "#2a9d8f", "oom": "#e76f51", "skipped": "#8d99ae", "error": "#6d597a",
-                  "pending": "#dddddd"}
+_COLOURS = {Status.ok: "#2a9d8f", Status.oom: "#e76f51", Status.skipped: "#8d99ae", Status.error: "#6d597a",
+            Status.timeout: "#e9c46a"}
+STATUS_COLOURS = {**{s.value: _COLOURS[s] for s in Status}, "pending": "#dddddd"}
+# shown once any result has them: host views were added after the first results were committed
+_SHOWN_WHEN_PRESENT = ("peak_host_unmapped_bytes", "peak_host_pinned_bytes")
 
 
 def varied_columns(cells: pd.DataFrame) -> list[str]:
@@ -26,19 +30,14 @@ def varied_columns(cells: pd.DataFrame) -> list[str]:
 
 
 def display_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """The report's table: the cell, its status, what varies, then the metrics the result model labels."""
     table = pd.DataFrame({"cell": cells["name"], "status": cells["status"]})
     for name in varied_columns(cells):
         table[name] = cells[name]
-    table["peak device GiB"] = cells["peak_device_bytes"] / GIB
-    table["peak alloc GiB"] = cells["peak_allocated_bytes"] / GIB
-    table["peak reserved GiB"] = cells["peak_reserved_bytes"] / GIB
-    # host views added after the first results were committed: shown once any result has them
-    for column, label in (("peak_host_unmapped_bytes", "host unmapped GiB"), ("peak_host_pinned_bytes", "pinned GiB")):
-        if column in cells and cells[column].notna().any():
-            table[label] = cells[column] / GIB
-    table["tokens/s"] = cells["tokens_per_second"]
-    table["step s (median)"] = cells["median_step_seconds"]
-    table["MFU"] = cells["mfu"]
+    for column, spec in Metrics.display().items():
+        if column in _SHOWN_WHEN_PRESENT and not (column in cells and cells[column].notna().any()):
+            continue
+        table[spec["label"]] = cells[column] / spec["scale"]
     table["final loss"] = cells["final_loss"]
     return table
 
@@ -52,8 +51,7 @@ def _fmt(value: object, digits: int) -> str:
 
 
 def _formatted(table: pd.DataFrame) -> pd.DataFrame:
-    digits = {"peak device GiB": 2, "peak alloc GiB": 2, "peak reserved GiB": 2, "tokens/s": 0,
-              "step s (median)": 2, "MFU": 3, "final loss": 3}
+    digits = {spec["label"]: spec["digits"] for spec in Metrics.display().values()} | {"final loss": 3}
     out = table.copy().astype(object)
     for column in out.columns:
         out[column] = [_fmt(v, digits.get(column, 2)) for v in table[column]]

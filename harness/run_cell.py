@@ -1,8 +1,9 @@
-"""One cell in this (fresh) process: set the budget, run the recipe, write the result file.
+"""One cell in this (fresh) process: resolve the device once, set the budget, start the trackers, run the
+recipe, write the result file.
 
 Whatever happens inside the recipe becomes a result: `ok`, `oom` (an allocation failed, or the whole
 process went over the budget), `skipped` (a declared conflict, or a technique this machine cannot run)
-or `error` (anything else, with the traceback). The process exits 0 for all four, so the matrix goes
+or `error` (anything else, with the traceback). The process exits 0 for all of them, so the matrix goes
 on; only a failure to write the result itself is fatal.
 """
 
@@ -14,8 +15,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from harness import environment, results
+from harness import environment
 from harness.cells import Cell
+from harness.results import CellResult, Status, now, write_atomic
+from harness.runtime import NoDevice, Runtime
 from harness.techniques.base import Unavailable
 
 log = logging.getLogger("vramlab")
@@ -31,91 +34,102 @@ def is_oom(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and any(m in str(error) for m in _OOM_MARKERS)
 
 
-def run(cell: Cell, out: Path) -> dict[str, Any]:
-    result = results.new_result(cell)
+def new_result(cell: Cell, status: Status, reason: str | None = None, **fields: Any) -> CellResult:
+    return CellResult(cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, status=status, reason=reason,
+                      config=cell.settings, varied=cell.varied, started_at=now(), **fields)
+
+
+def run(cell: Cell, out: Path, adapter_dir: Path | None = None, shared_device: bool = False) -> CellResult:
     conflict = cell.conflict
     if conflict is not None:
-        result.update(status="skipped", reason=f"declared conflict '{conflict.name}': {conflict.reason}")
-        result["environment"] = environment.collect()
+        result = new_result(cell, Status.skipped, f"declared conflict '{conflict.name}': {conflict.reason}",
+                            environment=environment.collect())
         return _finish(result, out)
+    try:
+        runtime = Runtime.resolve(cell.settings)
+    except NoDevice as err:
+        return _finish(new_result(cell, Status.skipped, str(err), environment=environment.collect()), out)
+    return _measure(cell, runtime, out, adapter_dir, shared_device)
 
+
+def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, shared_device: bool) -> CellResult:
     import torch
 
+    from harness import data as data_module
     from harness.budget import Budget
-    from harness.measure import DeviceMemoryProbe, MemoryTracker
+    from harness.models import cache_root
     from harness.recipe import Skipped, train_cell
+    from harness.trackers import (
+        ComputeTracker,
+        DeviceMemoryProbe,
+        DeviceMemoryTracker,
+        HostMemoryTracker,
+        TimeTracker,
+        TrackerSet,
+    )
+    from harness.workload import DoesNotFit
 
-    wants_cuda = cell.settings["device"] != "cpu" and torch.cuda.is_available()
-    probe = DeviceMemoryProbe() if wants_cuda else None  # baseline read before this process touches CUDA
-    budget = Budget.from_setting(cell.settings["budget"], cuda=wants_cuda)
-    if wants_cuda:
+    started = now()
+    settings = cell.settings
+    probe = DeviceMemoryProbe() if runtime.cuda else None  # baseline read before this process touches CUDA
+    budget = Budget.from_setting(settings["budget"], cuda=runtime.cuda)
+    if runtime.cuda:
         torch.cuda.init()
         # a first matrix product loads cuBLAS and its workspace, which live outside the allocator
         warm = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16)
         (warm @ warm).sum().item()
         del warm
         budget.apply(outside_bytes=probe.read() - torch.cuda.memory_reserved())
-    result["environment"] = environment.collect(driver=probe.driver() if probe else None)
+    env = environment.collect(driver=probe.driver() if probe else None)
     if probe:
-        result["environment"]["device_memory_source"] = probe.method
+        env["device_memory_source"] = probe.method
 
-    outputs: dict[str, Any] = {"metrics": result["metrics"]}
-    tracker = MemoryTracker(probe, cuda=wants_cuda, observer=budget.observe if wants_cuda else None)
-    with tempfile.TemporaryDirectory(prefix="vramlab-") as scratch, tracker:
+    steps_total = settings["warmup_steps"] + settings["steps"]
+    tokens_per_step = settings["batch_size"] * settings["grad_accum"] * settings["context"] \
+        if data_module.fixed_length(settings) else None
+    trackers = TrackerSet([
+        DeviceMemoryTracker(probe, cuda=runtime.cuda, observer=budget.observe if runtime.cuda else None),
+        HostMemoryTracker(cuda=runtime.cuda),
+        TimeTracker(runtime.cuda, settings["warmup_steps"], steps_total, tokens_per_step),
+        ComputeTracker(runtime, env["gpu"] if runtime.cuda else env["cpu"], cache_root()),
+    ])
+    metrics: dict[str, Any] = {"loss": []}
+    outputs: dict[str, Any] = {"metrics": metrics}
+    status, reason, trace = Status.ok, None, None
+    with tempfile.TemporaryDirectory(prefix="vramlab-") as scratch, trackers:
         outputs["scratch_dir"] = scratch
         try:
-            train_cell(cell.settings, tracker, budget, outputs)
-            result["status"] = "ok"
-        except (Skipped, Unavailable) as err:
-            result.update(status="skipped", reason=str(err))
+            train_cell(settings, runtime, trackers, budget, outputs, adapter_dir)
+        except (Skipped, Unavailable, DoesNotFit) as err:
+            # DoesNotFit: truncation 'none' and a preceding text longer than the context
+            status, reason = Status.skipped, str(err)
         except BaseException as err:
             if isinstance(err, KeyboardInterrupt):
                 raise
             if is_oom(err):
-                result.update(status="oom", reason=str(err).strip().splitlines()[0][:500])
+                status, reason = Status.oom, str(err).strip().splitlines()[0][:500]
             else:
-                result.update(status="error", reason=f"{type(err).__name__}: {str(err).strip()[:500]}",
-                              traceback=traceback.format_exc())
-            log.warning("cell %s: %s", result["status"], result["reason"])
-    _fold_memory(result, tracker, budget)
-    for key in ("records", "model", "data", "trainer"):
-        if key in outputs:
-            result[key] = outputs[key]
-    if result["status"] == "ok":
-        over = budget.judge(result["metrics"]["peak_device_bytes"])
+                status, reason = Status.error, f"{type(err).__name__}: {str(err).strip()[:500]}"
+                trace = traceback.format_exc()
+            log.warning("cell %s: %s", status.value, reason)
+    trackers.report(metrics)
+    metrics["throughput_measured"] = not shared_device  # memory is per process and stays a measurement
+    if status is Status.ok:
+        over = budget.judge(metrics["peak_device_bytes"])
         if over:
-            result.update(status="oom", reason=over)
-        _add_mfu(result, wants_cuda)
+            status, reason = Status.oom, over
+    result = CellResult(
+        cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, status=status, reason=reason,
+        config=settings, varied=cell.varied, environment=env, metrics=metrics, budget=budget.as_dict(),
+        records=outputs.get("records", {}), model=outputs.get("model"), data=outputs.get("data"),
+        trainer=outputs.get("trainer"), adapter=outputs.get("adapter") if status is Status.ok else None,
+        traceback=trace, started_at=started)
     return _finish(result, out)
 
 
-def _fold_memory(result: dict[str, Any], tracker: Any, budget: Any) -> None:
-    metrics = result["metrics"]
-    peaks = {key: value for key, value in tracker.total.as_dict().items() if key != "seconds"}
-    metrics.update(peaks, memory_samples=tracker.samples,
-                   phases={name: phase.as_dict() for name, phase in tracker.phases.items()})
-    result["budget"] = budget.as_dict()
-
-
-def _add_mfu(result: dict[str, Any], cuda: bool) -> None:
-    import torch
-
-    from harness.flops import cached_peak_flops
-    from harness.models import cache_root
-
-    metrics = result["metrics"]
-    if not metrics.get("achieved_flops_per_second"):
-        return
-    dtype = torch.bfloat16 if cuda else torch.float32
-    name = result["environment"]["gpu"] if cuda else result["environment"]["cpu"]
-    peak = cached_peak_flops(cache_root(), "cuda" if cuda else "cpu", dtype, name)
-    metrics["peak_flops_per_second"] = peak
-    metrics["mfu"] = metrics["achieved_flops_per_second"] / peak
-
-
-def _finish(result: dict[str, Any], out: Path) -> dict[str, Any]:
-    result["finished_at"] = results.now()
-    results.write_atomic(out, result)
-    log.info("cell %s (%s): %s%s", result["cell_id"], result["name"], result["status"],
-             f" - {result['reason']}" if result["reason"] else "")
+def _finish(result: CellResult, out: Path) -> CellResult:
+    result.finished_at = now()
+    write_atomic(out, result)
+    log.info("cell %s (%s): %s%s", result.cell_id, result.name, result.status.value,
+             f" - {result.reason}" if result.reason else "")
     return result

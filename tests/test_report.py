@@ -20,8 +20,8 @@ axes: {context: [1024, 2048], kernels: [none, liger+unsloth]}
 
 
 def fake_environment() -> dict:
-    return {"gpu": "Test GPU", "cpu": "Test CPU", "versions": {"torch": "2.x"},
-            "git": {"commit": "0123456789abcdef", "dirty": False}}
+    return {"host": "h", "platform": "p", "python": "3.11", "cuda_available": True, "gpu": "Test GPU",
+            "cpu": "Test CPU", "versions": {"torch": "2.x"}, "git": {"commit": "0123456789abcdef", "dirty": False}}
 
 
 @pytest.fixture
@@ -30,17 +30,20 @@ def result_folder(tmp_path):
     cells = expand(str(matrix))
     statuses = ["ok", "oom", "skipped", "error"]
     for i, (cell, status) in enumerate(zip(cells, statuses, strict=True)):
-        result = results.new_result(cell)
-        result.update(status=status, reason=None if status == "ok" else f"because {status}",
-                      environment=fake_environment(), budget={"limit_bytes": 16 * GIB},
-                      model={"random_weights": True}, finished_at="now")
+        metrics = {}
         if status in ("ok", "oom"):
-            result["metrics"].update(peak_device_bytes=(10 + 8 * i) * GIB, peak_allocated_bytes=9 * GIB,
-                                     peak_reserved_bytes=(9.5 + 8 * i) * GIB, load_seconds=3.0,
-                                     step_seconds=[5.0, 2.0, 2.2], loss=[11.9, 11.8, 11.7],
-                                     tokens_per_second=1024 / 2.1, median_step_seconds=2.1)
-        if status == "ok":
-            result["records"] = {"vocabulary": {"size": 900, "native_size": 1000, "outside_share": 0.0125}}
+            metrics = dict(peak_device_bytes=(10 + 8 * i) * GIB, peak_allocated_bytes=9 * GIB,
+                           peak_reserved_bytes=int((9.5 + 8 * i) * GIB), load_seconds=3.0,
+                           step_seconds=[5.0, 2.0, 2.2], loss=[11.9, 11.8, 11.7],
+                           tokens_per_second=1024 / 2.1, median_step_seconds=2.1)
+        records = {"vocabulary": {"size": 900, "native_size": 1000, "outside_share": 0.0125}} \
+            if status == "ok" else {}
+        result = results.CellResult(
+            cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, status=status,
+            reason=None if status == "ok" else f"because {status}", config=cell.settings,
+            environment=fake_environment(), budget={"limit_bytes": 16 * GIB, "judged_on": "test"},
+            model={"source": "arch:tiny-llama", "random_weights": True}, metrics=metrics, records=records,
+            finished_at="now")
         results.write_atomic(results.result_path(tmp_path / "results", cell.matrix, cell.cell_id), result)
     return tmp_path, matrix
 
@@ -82,7 +85,9 @@ def test_aggregate_refuses_a_matrix_with_a_missing_result(result_folder):
 def test_a_result_file_is_never_left_half_written(tmp_path):
     target = tmp_path / "r.json"
     with pytest.raises(ValueError):
-        results.write_atomic(target, {"status": "ok"})  # invalid: rejected before anything is written
+        # invalid (an ok cell without its device peak): rejected before anything is written
+        results.write_atomic(target, results.CellResult.model_construct(
+            cell_id="0" * 12, name="x", matrix="m", status=results.Status.ok, config={}))
     assert list(tmp_path.iterdir()) == []
 
 

@@ -8,8 +8,8 @@ import torch
 from harness import data
 from harness.budget import Budget
 from harness.lm_head_loss import TorchChunkedLogProb
-from harness.measure import summarize_steps
 from harness.techniques.vocabulary import byte_level_symbols, choose_kept
+from harness.trackers import summarize_steps
 
 
 def test_zipf_data_is_deterministic_full_and_skewed():
@@ -85,17 +85,13 @@ def test_checkpointing_gives_the_gradients_of_plain_backprop(level):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoConfig, AutoModelForCausalLM
 
+    from harness.backends.huggingface import HuggingFaceBackend
     from harness.presets import PRESETS
-    from harness.techniques.base import Plan
-    from harness.techniques.checkpointing import Checkpointing
 
     def lora_grads(checkpointing: str) -> dict[str, torch.Tensor]:
         torch.manual_seed(0)
         model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**PRESETS["tiny-llama"]))
-        plan = Plan(settings={"checkpointing": checkpointing}, device="cpu", dtype=torch.float32)
-        technique = Checkpointing()
-        technique.before_load(plan)
-        model = technique.after_load(model, plan)
+        model = HuggingFaceBackend().enable_checkpointing(model, checkpointing, {})
         model = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "down_proj"],
                                                  init_lora_weights=False))
         model.train()

@@ -1,12 +1,8 @@
-"""The result file of a cell: the public contract that researchers parse.
+"""Result files on disk: written atomically, read strictly, migrated from older schemas, checked, and set
+aside (never deleted) when damaged.
 
-results/<matrix>/<cell_id>.json holds, at the top level:
-  schema_version, cell_id, name, matrix, status (ok | oom | skipped | error), reason,
-  config (every setting), environment, metrics, quality (null until evaluated), plus
-  started_at / finished_at and detail fields. Units are raw: bytes, seconds, tokens.
-
-It is written to a temporary file in the same folder and renamed: a file under its final name is
-always complete, so a cell killed half-way leaves nothing that looks finished.
+A file under its final name is always complete: it is written to a temporary file in the same folder and
+renamed, so a cell killed half-way leaves nothing that looks finished.
 """
 
 from __future__ import annotations
@@ -17,40 +13,32 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from harness.cells import Cell
+from pydantic import BaseModel, ValidationError
 
-SCHEMA_VERSION = 1
-STATUSES = ("ok", "oom", "skipped", "error")
-REQUIRED_METRICS = ("peak_allocated_bytes", "peak_reserved_bytes", "peak_device_bytes", "tokens_per_second",
-                    "step_seconds", "loss", "load_seconds")
+from harness.results.model import CELL_SCHEMA_VERSION, CellResult, EvaluationResult
 
 
-def empty_metrics() -> dict[str, Any]:
-    return {name: ([] if name in ("step_seconds", "loss") else None) for name in REQUIRED_METRICS}
+class ResultFileError(ValueError):
+    """A result file that cannot be used; the message names the file and the field."""
 
 
 def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def new_result(cell: Cell) -> dict[str, Any]:
-    """The skeleton of a cell's result, before it runs: every contract key present."""
-    return {
-        "schema_version": SCHEMA_VERSION, "cell_id": cell.cell_id, "name": cell.name,
-        "matrix": cell.matrix, "status": None, "reason": None, "config": cell.settings, "varied": cell.varied,
-        "environment": None, "metrics": empty_metrics(), "quality": None,
-        "started_at": now(), "finished_at": None,
-    }
+def result_path(results_dir: Path, matrix: str, cell_id: str) -> Path:
+    return Path(results_dir) / matrix / f"{cell_id}.json"
 
 
-def pending_result(cell: Cell) -> dict[str, Any]:
-    """Stands in a partial report for a cell that has not run yet; never written as a result file."""
-    result = new_result(cell)
-    result.update(status="pending", reason="not run yet: no result file", environment={}, started_at=None)
-    return result
+def evaluation_path(results_dir: Path, matrix: str, cell_id: str, task: str) -> Path:
+    return Path(results_dir) / matrix / "evaluations" / cell_id / f"{task}.json"
+
+
+def adapter_folder(results_dir: Path, matrix: str, cell_id: str) -> Path:
+    """Trained adapters are kept here, outside git, for the evaluation stage."""
+    return Path(results_dir) / matrix / "adapters" / cell_id
 
 
 def _jsonable(value: Any) -> Any:
@@ -63,13 +51,15 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def write_atomic(path: Path, result: dict[str, Any]) -> None:
-    validate(result)
+def write_atomic(path: Path, result: BaseModel) -> None:
+    """Validated again on the way out, then written whole or not at all."""
+    payload = _jsonable(result.model_dump(mode="json"))
+    type(result).model_validate(payload)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as handle:
-            json.dump(_jsonable(result), handle, indent=2, sort_keys=False)
+            json.dump(payload, handle, indent=2, allow_nan=False)
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())
@@ -79,23 +69,118 @@ def write_atomic(path: Path, result: dict[str, Any]) -> None:
         raise
 
 
-def validate(result: dict[str, Any]) -> None:
-    for key in ("schema_version", "cell_id", "name", "status", "reason", "config", "environment", "metrics",
-                "quality"):
-        if key not in result:
-            raise ValueError(f"result lacks {key!r}")
-    if result["status"] not in STATUSES:
-        raise ValueError(f"status {result['status']!r} is not one of {STATUSES}")
-    missing = [m for m in REQUIRED_METRICS if m not in result["metrics"]]
-    if missing:
-        raise ValueError(f"result metrics lack {missing}")
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not a JSON number")
 
 
-def read(path: Path) -> dict[str, Any]:
-    result = json.loads(Path(path).read_text())
-    validate(result)
+def _load_json(path: Path) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ResultFileError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise ResultFileError(f"{path}: cannot be read: {err.strerror}") from None
+    if not text.strip():
+        raise ResultFileError(f"{path}: empty file")
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError as err:
+        raise ResultFileError(f"{path}: not valid JSON: {err}") from None
+
+
+def migrate_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 -> 2: `quality` (always null, evaluations have their own files now) is dropped, and the model
+    is named by its source instead of the local paths schema 1 recorded (a cache folder, the GGUF inside a
+    virtual environment). Every measurement is kept as it was."""
+    data = dict(data)
+    data.pop("quality", None)
+    model = dict(data.get("model") or {})
+    if model:
+        model.pop("path", None)
+        source = model.get("source", "")
+        if source.startswith("arch:"):
+            model.setdefault("kind", "arch")
+        elif "gguf_file" in model:
+            model["gguf_file"] = Path(model["gguf_file"]).name
+            model.setdefault("kind", "package" if source.startswith("package:") else "gguf")
+        data["model"] = model
+    data["schema_version"] = 2
+    return data
+
+
+MIGRATIONS = {1: migrate_v1}
+
+
+def _field_path(error: dict[str, Any]) -> str:
+    return ".".join(str(part) for part in error["loc"]) or "(top level)"
+
+
+def _explain(path: Path, err: ValidationError) -> ResultFileError:
+    problems = [f"{_field_path(e)}: {e['msg']}" for e in err.errors()[:5]]
+    more = f" (+{err.error_count() - 5} more)" if err.error_count() > 5 else ""
+    return ResultFileError(f"{path}: " + "; ".join(problems) + more)
+
+
+def parse(path: Path, data: Any) -> CellResult | EvaluationResult:
+    """Validate what a file holds as the result kind it says it is."""
+    if not isinstance(data, dict):
+        raise ResultFileError(f"{path}: a result file holds one JSON object, not a {type(data).__name__}")
+    model: type[CellResult] | type[EvaluationResult]
+    if data.get("kind") == "evaluation":
+        model = EvaluationResult
+    else:
+        version = data.get("schema_version")
+        if version in MIGRATIONS:
+            data = MIGRATIONS[version](data)
+        elif version != CELL_SCHEMA_VERSION:
+            raise ResultFileError(f"{path}: schema_version: {version!r} is not one this vramlab reads "
+                                  f"(1 or {CELL_SCHEMA_VERSION}); a newer vramlab wrote it?")
+        model = CellResult
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise _explain(path, err) from None
+
+
+def read(path: Path) -> CellResult:
+    result = parse(path, _load_json(path))
+    if not isinstance(result, CellResult):
+        raise ResultFileError(f"{path}: an evaluation result where a cell result was expected")
     return result
 
 
-def result_path(results_dir: Path, matrix: str, cell_id: str) -> Path:
-    return Path(results_dir) / matrix / f"{cell_id}.json"
+def read_evaluation(path: Path) -> EvaluationResult:
+    result = parse(path, _load_json(path))
+    if not isinstance(result, EvaluationResult):
+        raise ResultFileError(f"{path}: a cell result where an evaluation result was expected")
+    return result
+
+
+def check(path: Path) -> CellResult | EvaluationResult:
+    """Any result file, validated; its name must be its cell id (and task)."""
+    result = parse(path, _load_json(path))
+    expected = f"{result.task}.json" if isinstance(result, EvaluationResult) else f"{result.cell_id}.json"
+    if path.name != expected:
+        raise ResultFileError(f"{path}: cell_id/task: the file of this result would be named {expected}")
+    if isinstance(result, EvaluationResult) and path.parent.name != result.cell_id:
+        raise ResultFileError(f"{path}: cell_id: {result.cell_id} does not match its folder {path.parent.name}")
+    return result
+
+
+def set_aside(path: Path) -> Path:
+    """Move a damaged result out of the way (never delete it), so that its cell is measured again."""
+    target = path.parent / "damaged" / f"{path.name}.{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S%f')}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(path, target)
+    return target
+
+
+def migrate_files(paths: list[Path]) -> list[Path]:
+    """Rewrite cell results of an older schema in the current one; measurements are carried over as they are."""
+    migrated = []
+    for path in paths:
+        data = _load_json(path)
+        if isinstance(data, dict) and data.get("kind") != "evaluation" and data.get("schema_version") in MIGRATIONS:
+            write_atomic(path, parse(path, data))
+            migrated.append(path)
+    return migrated

@@ -1,10 +1,9 @@
 """The registry of techniques, in the order the recipe applies them.
 
-Order matters and is fixed here: kernels first (Unsloth must be imported before the rest and decides
-who loads), quantization and attention shape the load, vocabulary slicing works on the plain loaded
-model, checkpointing before adapters (peft wraps the model), optimizer last.
-To add a technique: write one module with a Technique subclass, add its setting in harness/settings.py,
-list it here.
+Order matters and is fixed here: kernels patch the freshly loaded model, quantization and attention shape
+the load, vocabulary slicing works on the plain loaded model, checkpointing before adapters (peft wraps
+the model), optimizer last.
+To add a technique: write one module with a Technique subclass that declares its settings, and list it here.
 """
 
 from harness.techniques.adapter import Adapter
@@ -16,10 +15,13 @@ from harness.techniques.optimizer import Optimizer
 from harness.techniques.quantization import Quantization
 from harness.techniques.vocabulary import Vocabulary
 
+TECHNIQUES: tuple[type[Technique], ...] = (Kernels, Quantization, Attention, Vocabulary, Checkpointing, Adapter,
+                                           Optimizer)
+
 
 def registry() -> list[Technique]:
     """Fresh instances for one cell (some keep per-run state, like the attention probe)."""
-    return [Kernels(), Quantization(), Attention(), Vocabulary(), Checkpointing(), Adapter(), Optimizer()]
+    return [technique() for technique in TECHNIQUES]
 
 
-__all__ = ["Plan", "Technique", "Unavailable", "registry"]
+__all__ = ["TECHNIQUES", "Plan", "Technique", "Unavailable", "registry"]

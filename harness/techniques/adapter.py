@@ -4,29 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.backends import AdapterSpec
+from harness.settings import Setting
 from harness.techniques.base import Plan, Technique
+
+DEFAULT_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
 class Adapter(Technique):
     axis = "adapter"
+    settings = (
+        Setting("adapter", str, "lora", "LoRA, or rank-stabilized LoRA (alpha/sqrt(r) scaling)",
+                levels=("lora", "rslora"), owner="adapter"),
+        Setting("lora_rank", int, 16, "LoRA rank r", minimum=1, owner="adapter"),
+        Setting("lora_alpha", int, 16, "LoRA alpha", minimum=1, owner="adapter"),
+        Setting("lora_targets", list, DEFAULT_TARGETS, "module names that get adapters", owner="adapter"),
+    )
 
     def after_load(self, model: Any, plan: Plan) -> Any:
         s = plan.settings
-        common = {"r": s["lora_rank"], "lora_alpha": s["lora_alpha"], "target_modules": list(s["lora_targets"]),
-                  "lora_dropout": 0.0, "bias": "none", "use_rslora": plan.level(self.axis) == "rslora"}
-        if plan.loader == "unsloth":
-            from unsloth import FastLanguageModel
-
-            model = FastLanguageModel.get_peft_model(
-                model, use_gradient_checkpointing=plan.unsloth_checkpointing, random_state=s["seed"],
-                max_seq_length=s["context"], **common)
-        else:
-            from peft import LoraConfig, get_peft_model
-
-            model = get_peft_model(model, LoraConfig(task_type="CAUSAL_LM", **common))
+        rslora = plan.level(self.axis) == "rslora"
+        spec = AdapterSpec(rank=s["lora_rank"], alpha=s["lora_alpha"], targets=tuple(s["lora_targets"]),
+                           rslora=rslora, seed=s["seed"], max_seq_length=s["context"])
+        model = plan.backend.attach_adapter(model, spec)
         trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
         total = sum(p.numel() for p in model.parameters())
-        scale = s["lora_alpha"] / (s["lora_rank"] ** 0.5 if common["use_rslora"] else s["lora_rank"])
+        scale = s["lora_alpha"] / (s["lora_rank"] ** 0.5 if rslora else s["lora_rank"])
         plan.records["adapter"] = {"kind": plan.level(self.axis), "trainable_parameters": trainable,
                                    "total_parameters": total, "scaling": scale}
         return model

@@ -15,6 +15,7 @@ import contextlib
 import importlib.util
 from typing import Any
 
+from harness.settings import Setting
 from harness.techniques.base import Plan, Technique, require_cuda
 
 KERNEL_BY_OP = {
@@ -64,6 +65,8 @@ class SdpaProbe:
 
 class Attention(Technique):
     axis = "attention"
+    settings = (Setting("attention", str, "sdpa", "attention implementation asked for",
+                        levels=("eager", "sdpa", "flash_attention_2"), owner="attention"),)
 
     def __init__(self) -> None:
         self.probe = SdpaProbe()
@@ -91,14 +94,14 @@ class Attention(Technique):
             implementation = level
             record["provider"] = {"eager": "transformers eager (matmul + softmax)", "sdpa": "torch SDPA"}[level]
         record["implementation"] = implementation
+        note = plan.backend.attention_note()
+        if note:
+            record["note"] = note
         plan.records["attention"] = record
-        if plan.loader == "unsloth":
-            plan.records["attention"]["note"] = "Unsloth runs its own attention path"
-        else:
-            plan.load_kwargs["attn_implementation"] = implementation
+        plan.load.attention = implementation
 
     def before_train(self, model: Any, plan: Plan) -> None:
-        if plan.records["attention"]["implementation"] == "sdpa" or plan.loader == "unsloth":
+        if plan.backend.attention_through_sdpa(plan.records["attention"]["implementation"]):
             self.probe.install()
         if self._restriction is not None:
             self._restriction.__enter__()
@@ -108,15 +111,15 @@ class Attention(Technique):
             self._restriction.__exit__(None, None, None)
         self.probe.uninstall()
         record = plan.records["attention"]
-        if plan.records["attention"]["implementation"] == "eager":
-            record["kernel"] = "eager"
-        elif plan.records["attention"]["implementation"] == "flash_attention_2":
-            record["kernel"] = "flash-attn"
-        elif self.probe.observed:
+        if self.probe.observed:
             record.update({"kernel": self.probe.observed["kernel"], "probe": self.probe.observed})
             asked_fused = plan.level(self.axis) in ("sdpa", "flash_attention_2")
             if asked_fused and self.probe.observed["kernel"] == "math":
                 record["fallback"] = (f"SDPA ran its math kernel (inputs {self.probe.observed['dtype']}): "
                                       "the score matrix was materialized")
+        elif record["implementation"] == "eager":
+            record["kernel"] = "eager"
+        elif record["implementation"] == "flash_attention_2":
+            record["kernel"] = "flash-attn"
         else:
             record["kernel"] = "not observed (the attention path does not call torch SDPA)"

@@ -2,13 +2,22 @@
 
 The recipe (harness/recipe.py) calls each hook of every technique in the order of the registry, so a
 cell is always built the same way and differs from another only by the levels its settings name.
-A technique reads its own level and writes into the plan; it never changes another setting.
+A technique declares its own settings, reads its own level, says what it needs through the plan's load
+request, and changes the model only through the backend (harness/backends), which knows how the model
+path in use (Hugging Face, Unsloth) does each thing. It never changes another setting.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.backends.base import Backend, LoadRequest
+    from harness.data import TrainingData
+    from harness.runtime import Runtime
+    from harness.settings import Setting
+    from harness.token_map import TokenMap
 
 
 class Unavailable(Exception):
@@ -18,15 +27,18 @@ class Unavailable(Exception):
 @dataclass
 class Plan:
     settings: dict[str, Any]
-    device: str                       # "cuda" or "cpu"
-    dtype: Any                        # torch.dtype of compute
-    loader: str = "transformers"      # or "unsloth": who loads the model and attaches adapters
-    load_kwargs: dict[str, Any] = field(default_factory=dict)
+    runtime: Runtime
+    backend: Backend
+    load: LoadRequest
     trainer_kwargs: dict[str, Any] = field(default_factory=dict)   # extra SFTConfig fields
-    unsloth_checkpointing: bool | str = False
     records: dict[str, Any] = field(default_factory=dict)          # what each technique reports
-    sequences: list[list[int]] = field(default_factory=list)       # training data, token ids
+    training: TrainingData | None = None                           # the cell's training data, token ids
     tokenizer: Any = None
+    token_map: TokenMap | None = None  # a sliced vocabulary's map from the tokenizer's ids to the model's rows
+
+    @property
+    def device(self) -> str:
+        return self.runtime.device
 
     def level(self, axis: str) -> Any:
         return self.settings[axis]
@@ -34,15 +46,16 @@ class Plan:
 
 class Technique:
     axis: str = ""
+    settings: tuple[Setting, ...] = ()  # the settings this technique owns, its axis first
 
     def check(self, plan: Plan) -> None:
         """Raise Unavailable when this level cannot run here; called before anything is loaded."""
 
     def before_load(self, plan: Plan) -> None:
-        """Imports that must precede transformers' (Unsloth), load arguments."""
+        """Fill the load request (quantization, attention) and the trainer settings."""
 
     def after_load(self, model: Any, plan: Plan) -> Any:
-        """Change the loaded model (slice, patch, wrap); return the model to train."""
+        """Change the loaded model (slice, patch, wrap) through the backend; return the model to train."""
         return model
 
     def before_train(self, model: Any, plan: Plan) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.settings import Setting
 from harness.techniques.base import Plan, Technique, require_cuda, require_package
 
 TRAINER_NAMES = {"adamw_torch": "adamw_torch", "adamw_8bit": "adamw_bnb_8bit",
@@ -10,6 +11,8 @@ TRAINER_NAMES = {"adamw_torch": "adamw_torch", "adamw_8bit": "adamw_bnb_8bit",
 
 class Optimizer(Technique):
     axis = "optimizer"
+    settings = (Setting("optimizer", str, "adamw_torch", "AdamW in fp32, 8-bit, or 8-bit paged to host memory",
+                        levels=tuple(TRAINER_NAMES), owner="optimizer"),)
 
     def check(self, plan: Plan) -> None:
         if plan.level(self.axis) != "adamw_torch":

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.settings import Setting
 from harness.techniques.base import Plan, Technique, require_cuda, require_package
 
 
 class Quantization(Technique):
     axis = "quantization"
+    settings = (Setting("quantization", str, "none", "base weights: bf16/fp32 as loaded, or bitsandbytes NF4",
+                        levels=("none", "nf4"), owner="quantization"),)
 
     def check(self, plan: Plan) -> None:
         if plan.level(self.axis) == "nf4":
@@ -16,18 +19,9 @@ class Quantization(Technique):
             require_package("bitsandbytes", "NF4 quantization")
 
     def before_load(self, plan: Plan) -> None:
+        plan.load.quantization = plan.level(self.axis)
         if plan.level(self.axis) != "nf4":
             return
-        if plan.loader == "unsloth":
-            # Unsloth builds the same BitsAndBytesConfig (nf4, double quant, compute in its dtype)
-            plan.load_kwargs["load_in_4bit"] = True
-        else:
-            import torch
-            from transformers import BitsAndBytesConfig
-
-            plan.load_kwargs["quantization_config"] = BitsAndBytesConfig(
-                load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
-                bnb_4bit_compute_dtype=torch.bfloat16)
         # prepare_model_for_kbit_training is deliberately not called: it casts every non-quantized
         # parameter to fp32, the hidden states reach attention in fp32 and SDPA falls back from the
         # flash kernel to the math kernel (a 32 GiB score matrix at 16k tokens).

@@ -1,33 +1,36 @@
-"""Vocabulary slicing: keep the N most frequent tokens of the training data, slice embedding and LM head.
+"""Vocabulary slicing: keep N tokens, slice embedding and LM head to them.
 
-Kept: every special and added token, every byte-fallback token (so any text can still be spelled),
-then the most frequent tokens of this cell's training data, then, if the data holds fewer distinct
-tokens than N, the lowest remaining ids (BPE merges are numbered roughly by frequency). Training ids
-are remapped to the new rows; a token outside the kept set becomes the fallback token (unk, else eos),
-as a sliced tokenizer would emit, and the share of such tokens is recorded: it is the quality price.
-The full-size embedding and head are freed, which is the memory the technique buys (2 tensors of
-vocab x hidden; with the logits, 4 bytes x context x vocab in fp32 as well).
+Which N: every special and added token and every byte token (so any text can still be spelled), then the
+most frequent tokens of the frequency source, then, if the source holds fewer distinct tokens than N, the
+lowest remaining ids (BPE merges are numbered roughly by frequency). The source is the cell's own training
+data (`vocabulary_source: training`), or a corpus of the languages the model is to work in
+(`corpus:en,de`: the training split of harness/corpora, tokenized with the model's tokenizer), which is the
+seed's claim to test: slicing to a closed set of languages costs nothing inside them.
+
+Training ids are remapped to the new rows by a TokenMap (harness/token_map.py): a token outside the kept
+set is spelled with its bytes, as a sliced tokenizer would, or becomes the fallback token where the
+tokenizer has no byte tokens; the share of such tokens is recorded. The full-size embedding and head are
+freed, which is the memory the technique buys (2 tensors of vocab x hidden; with the logits, 4 bytes x
+context x vocab in fp32 as well).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
+from harness.settings import Setting
 from harness.techniques.base import Plan, Technique
 
 _BYTE_PIECE = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")
 
 
 def byte_level_symbols() -> set[str]:
-    """The 256 characters byte-level BPE (GPT-2 and its descendants) uses for raw bytes: printable
-    Latin-1 bytes stand for themselves, the other bytes are shifted above U+0100."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    symbols = {chr(b) for b in printable}
-    shifted = sum(1 for b in range(256) if b not in printable)
-    symbols |= {chr(256 + i) for i in range(shifted)}
-    return symbols
+    from harness.token_map import byte_level_symbols as ordered
+
+    return set(ordered())
 
 
 def byte_fallback_ids(tokenizer: Any) -> set[int]:
@@ -41,7 +44,7 @@ def byte_fallback_ids(tokenizer: Any) -> set[int]:
     return found
 
 
-def choose_kept(sequences: list[list[int]], vocab_size: int, target: int, protected: set[int]) -> list[int]:
+def choose_kept(sequences: Iterable[Iterable[int]], vocab_size: int, target: int, protected: set[int]) -> list[int]:
     protected = {i for i in protected if 0 <= i < vocab_size}
     if len(protected) > target:
         raise ValueError(f"vocabulary {target} is smaller than the {len(protected)} special and byte tokens")
@@ -58,8 +61,44 @@ def choose_kept(sequences: list[list[int]], vocab_size: int, target: int, protec
     return sorted(kept)
 
 
+def _vocabulary_level(value: Any) -> str | None:
+    if value == "native" or (isinstance(value, int) and not isinstance(value, bool) and value > 256):
+        return None
+    return f"{value!r} is neither 'native' nor a vocabulary size above 256"
+
+
+def _source_level(value: Any) -> str | None:
+    if value == "training":
+        return None
+    if isinstance(value, str) and value.startswith("corpus:"):
+        from harness.corpora import LANGUAGES
+
+        wanted = value[len("corpus:"):].split(",")
+        unknown = [lang for lang in wanted if lang not in LANGUAGES]
+        if not unknown and wanted:
+            return None
+        return f"{value!r}: unknown language(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(LANGUAGES)}"
+    return f"{value!r} is neither 'training' nor 'corpus:<languages>' (e.g. 'corpus:en,de')"
+
+
+def corpus_sequences(tokenizer: Any, languages: list[str]) -> list[list[int]]:
+    from harness.corpora import texts
+
+    return [tokenizer(text, add_special_tokens=False)["input_ids"] for lang in languages
+            for text in texts(lang, "train")]
+
+
 class Vocabulary(Technique):
     axis = "vocabulary"
+    settings = (
+        Setting("vocabulary", object, "native",
+                "'native', or a size: keep that many most frequent tokens and slice embedding and head",
+                validate=_vocabulary_level, owner="vocabulary"),
+        Setting("vocabulary_source", str, "training",
+                "where token frequencies come from: 'training' (the cell's data) or 'corpus:<languages>' "
+                "(e.g. 'corpus:en': keep the tokens those languages use)", validate=_source_level,
+                hashed_at_default=False, owner="vocabulary"),
+    )
 
     def after_load(self, model: Any, plan: Plan) -> Any:
         target = plan.level(self.axis)
@@ -69,47 +108,56 @@ class Vocabulary(Technique):
             return model
         if target >= old_size:
             raise ValueError(f"vocabulary {target} is not smaller than the model's {old_size}")
-        import torch
+        from harness.token_map import TokenMap
 
         tok = plan.tokenizer
+        training = plan.training
+        source = plan.settings["vocabulary_source"]
+        languages = source[len("corpus:"):].split(",") if source.startswith("corpus:") else []
+        counted = corpus_sequences(tok, languages) if languages else training.sequences
         protected = set(tok.all_special_ids) | set(tok.added_tokens_decoder) | byte_fallback_ids(tok)
-        kept = choose_kept(plan.sequences, old_size, target, protected)
-        new_id = torch.full((old_size,), -1, dtype=torch.long)
-        new_id[torch.tensor(kept)] = torch.arange(len(kept))
-        fallback_old = tok.unk_token_id if tok.unk_token_id is not None else tok.eos_token_id
-        fallback = int(new_id[fallback_old])
+        kept = choose_kept(counted, old_size, target, protected)
+        token_map = TokenMap.build(tok, kept, old_size)
 
-        total = outside = 0
-        remapped = []
-        for seq in plan.sequences:
-            ids = new_id[torch.tensor(seq)]
-            outside += int((ids < 0).sum())
-            total += len(seq)
-            remapped.append(torch.where(ids < 0, fallback, ids).tolist())
-        plan.sequences[:] = remapped
+        total = outside = lengthened = 0
+        masks = training.completion_masks
+        for i, sequence in enumerate(training.sequences):
+            mask = masks[i] if masks is not None else [1] * len(sequence)
+            ids, new_mask, out = token_map.encode_with_mask(sequence, mask)
+            outside, total = outside + out, total + len(sequence)
+            if len(ids) > plan.settings["context"]:  # spelled-out tokens made it longer than the context
+                lengthened += len(ids) - plan.settings["context"]
+                ids, new_mask = ids[:plan.settings["context"]], new_mask[:plan.settings["context"]]
+            training.sequences[i] = ids
+            if masks is not None:
+                masks[i] = new_mask
 
-        self._slice(model, torch.tensor(kept))
+        self._slice(model, kept)
         for name in ("bos_token_id", "eos_token_id", "pad_token_id"):
             old = getattr(model.config, name, None)
             if isinstance(old, int) and 0 <= old < old_size:
-                setattr(model.config, name, int(new_id[old]) if new_id[old] >= 0 else fallback)
+                new = token_map.new_id(old)
+                setattr(model.config, name, new if new is not None else token_map.new_id(token_map.fallback))
+        plan.token_map = token_map
         plan.records["vocabulary"] = {
             "size": len(kept), "native_size": old_size, "protected_tokens": len(protected),
-            "distinct_training_tokens": len({t for s in plan.sequences for t in s}),
+            "distinct_training_tokens": len({t for s in training.sequences for t in s}),
             "outside_share": outside / total if total else 0.0, "outside_tokens": outside,
-            "fallback_token": fallback_old,
+            "fallback_token": token_map.fallback, "source": source,
+            "outside_spelled_with": "bytes" if token_map.byte_ids else "the fallback token",
+            "tokens_cut_after_spelling": lengthened,
         }
         return model
 
     @staticmethod
-    def _slice(model: Any, kept: Any) -> None:
+    def _slice(model: Any, kept_ids: list[int]) -> None:
         import torch
 
         old_in = model.get_input_embeddings()
         old_out = model.get_output_embeddings()
         tied = old_out is not None and old_out.weight is old_in.weight
         device = old_in.weight.device
-        kept = kept.to(device)
+        kept = torch.tensor(kept_ids, device=device)
         new_in = torch.nn.Embedding(len(kept), old_in.weight.shape[1], padding_idx=None,
                                     device=device, dtype=old_in.weight.dtype)
         new_in.weight.data.copy_(old_in.weight.data.index_select(0, kept))

@@ -1,0 +1,335 @@
+"""The result of a cell, and of an evaluation of it: one typed model that owns the schema, the statuses,
+the validation and the columns of the tables.
+
+Everything a report shows is read from files that validate against these models. Units are raw: bytes,
+seconds, tokens. A field's `unit` and, for table columns, `column` metadata live beside its type, so the
+aggregate (harness/aggregate.py) and the report (harness/report.py) take their columns from here.
+`harness/results/schema/*.json` are the JSON Schemas generated from these models (`vramlab schema`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+CELL_SCHEMA_VERSION = 2
+EVALUATION_SCHEMA_VERSION = 1
+GIB = 2**30
+
+
+class Status(StrEnum):
+    """What happened to a cell. Every outcome is a result; only `ok` cells have throughput."""
+
+    ok = "ok"  # trained; the whole process stayed within the budget
+    oom = "oom"  # an allocation failed, or the process's device memory went over the budget
+    skipped = "skipped"  # a declared conflict, or a technique this machine cannot run
+    error = "error"  # anything else; the traceback is kept
+    timeout = "timeout"  # passed its wall-clock limit; the phase it was in is kept
+
+
+class EvaluationStatus(StrEnum):
+    ok = "ok"
+    skipped = "skipped"  # the task's data is not available here, or the cell has no trained adapter
+    not_applicable = "not_applicable"  # random weights: no quality number is ever reported for them
+    error = "error"
+
+
+def column(label: str | None = None, unit: str | None = None, scale: float = 1.0, digits: int = 2,
+           description: str = "") -> Any:
+    """A metric that becomes a column of cells.csv (raw) and, with a label, of the report (scaled)."""
+    extra: dict[str, Any] = {"column": True, "scale": scale, "digits": digits}
+    if label:
+        extra["label"] = label
+    if unit:
+        extra["unit"] = unit
+    return Field(None, description=description, json_schema_extra=extra)
+
+
+def raw(unit: str | None = None, description: str = "") -> Any:
+    return Field(None, description=description, json_schema_extra={"unit": unit} if unit else None)
+
+
+Bytes = Annotated[int, Field(ge=0)]
+Seconds = Annotated[float, Field(ge=0)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class PhaseMetrics(Strict):
+    peak_device_bytes: Bytes | None = None
+    peak_host_bytes: Bytes | None = None
+    peak_host_unmapped_bytes: Bytes | None = None
+    peak_host_pinned_bytes: Bytes | None = None
+    peak_allocated_bytes: Bytes | None = None
+    peak_reserved_bytes: Bytes | None = None
+    seconds: Seconds | None = None
+
+
+class Metrics(Strict):
+    peak_device_bytes: Bytes | None = column(
+        "peak device GiB", "bytes", GIB, description="whole process on the device (NVML); the CPU's resident set")
+    peak_allocated_bytes: Bytes | None = column("peak alloc GiB", "bytes", GIB,
+                                                description="PyTorch allocator, allocated")
+    peak_reserved_bytes: Bytes | None = column("peak reserved GiB", "bytes", GIB,
+                                               description="PyTorch allocator, reserved")
+    peak_host_bytes: Bytes | None = column(unit="bytes", description="resident set, mapped files included")
+    peak_host_unmapped_bytes: Bytes | None = column(
+        "host unmapped GiB", "bytes", GIB, description="resident memory not backed by a file")
+    peak_host_pinned_bytes: Bytes | None = column("pinned GiB", "bytes", GIB,
+                                                  description="PyTorch's pinned host memory")
+    tokens_per_second: Annotated[float, Field(gt=0)] | None = column(
+        "tokens/s", "tokens/s", digits=0, description="tokens per optimizer step over the median step time")
+    tokens_per_second_mean: Annotated[float, Field(gt=0)] | None = column(unit="tokens/s")
+    median_step_seconds: Seconds | None = column("step s (median)", "s")
+    step_seconds_iqr: Seconds | None = column(unit="s")
+    min_step_seconds: Seconds | None = raw("s")
+    max_step_seconds: Seconds | None = raw("s")
+    measured_steps: Annotated[int, Field(ge=0)] | None = column()
+    tokens_per_step: Annotated[int, Field(ge=0)] | None = column(unit="tokens")
+    load_seconds: Seconds | None = column(unit="s")
+    train_seconds: Seconds | None = column(unit="s")
+    flops_per_token: Annotated[float, Field(ge=0)] | None = column(unit="FLOP")
+    achieved_flops_per_second: Annotated[float, Field(ge=0)] | None = raw("FLOP/s")
+    peak_flops_per_second: Annotated[float, Field(gt=0)] | None = raw("FLOP/s")
+    mfu: Annotated[float, Field(ge=0)] | None = column("MFU", digits=3)
+    step_seconds: list[Seconds] = Field(default_factory=list, json_schema_extra={"unit": "s"})
+    step_tokens: list[Annotated[int, Field(ge=0)]] | None = None
+    loss: list[float | None] = Field(default_factory=list,
+                                     description="training loss per optimizer step; null where it diverged")
+    memory_samples: Annotated[int, Field(ge=0)] | None = None
+    phases: dict[str, PhaseMetrics] = Field(default_factory=dict)
+    throughput_measured: bool = Field(True, description="false when cells shared the device: speed is no "
+                                                        "measurement then, memory still is")
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        return [name for name, f in cls.model_fields.items() if (f.json_schema_extra or {}).get("column")]
+
+    @classmethod
+    def display(cls) -> dict[str, dict[str, Any]]:
+        """The report's columns: field -> label, scale and digits."""
+        return {name: dict(f.json_schema_extra) for name, f in cls.model_fields.items()
+                if isinstance(f.json_schema_extra, dict) and f.json_schema_extra.get("label")}
+
+
+class BudgetRecord(Strict):
+    limit_bytes: Bytes
+    allocator_cap_bytes: Bytes | None = None
+    outside_allocator_bytes: Bytes = 0
+    paged_optimizer_bytes: Bytes = 0
+    recaps: int = 0
+    device_total_bytes: Bytes | None = None
+    judged_on: str
+    notes: list[str] = Field(default_factory=list)
+
+
+class GitRecord(Strict):
+    commit: str | None = None
+    dirty: bool | None = None
+    source: str | None = None
+
+
+class Environment(Strict):
+    host: str
+    platform: str
+    cpu: str
+    cpu_count: int | None = None
+    host_memory_bytes: Bytes | None = None
+    python: str
+    versions: dict[str, str | None]
+    git: GitRecord
+    cuda_available: bool
+    cuda: str | None = None
+    gpu: str | None = None
+    gpu_memory_bytes: Bytes | None = None
+    gpu_capability: str | None = None
+    gpu_count: int | None = None
+    driver: str | None = None
+    device_memory_source: str | None = None
+
+
+_LOCAL_PATH = re.compile(r"^(/|~|[A-Za-z]:\\)")
+
+
+class ModelSource(Strict):
+    """A model named by where it comes from, never by where it sat on one disk."""
+
+    source: str
+    random_weights: bool
+    kind: Literal["arch", "package", "gguf", "folder", "hub id"] | None = None
+    preset: str | None = None
+    seed: int | None = None
+    package: str | None = None
+    package_version: str | None = None
+    gguf_file: str | None = None
+    gguf_bytes: Bytes | None = None
+    gguf_sha256: str | None = None
+
+    @field_validator("gguf_file")
+    @classmethod
+    def _file_name_only(cls, value: str | None) -> str | None:
+        if value is not None and ("/" in value or "\\" in value):
+            raise ValueError(f"a file name, not a local path: {value!r}")
+        return value
+
+
+class AdapterRecord(Strict):
+    folder: str  # relative to results/<matrix>/adapters/
+    sha256: str
+    bytes: Bytes
+    sliced_vocabulary: bool = False
+
+    @field_validator("folder")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        if _LOCAL_PATH.match(value) or ".." in value.split("/"):
+            raise ValueError(f"the adapter folder must be a name under adapters/, not {value!r}")
+        return value
+
+
+class CellResult(Strict):
+    """results/<matrix>/<cell_id>.json"""
+
+    schema_version: Literal[2] = CELL_SCHEMA_VERSION
+    cell_id: str = Field(pattern=r"^[0-9a-f]{12}$")
+    name: str = Field(min_length=1)
+    matrix: str = Field(min_length=1)
+    status: Status
+    reason: str | None = None
+    config: dict[str, Any]
+    varied: dict[str, Any] = Field(default_factory=dict)
+    environment: Environment | None = None
+    metrics: Metrics = Field(default_factory=Metrics)
+    budget: BudgetRecord | None = None
+    records: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    model: ModelSource | None = None
+    data: dict[str, Any] | None = None
+    trainer: dict[str, Any] | None = None
+    adapter: AdapterRecord | None = None
+    phase: str | None = Field(None, description="the phase a timeout or crash happened in")
+    traceback: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CellResult:
+        from harness.cells import cell_id_of
+        from harness.settings import defaults
+
+        expected = cell_id_of({**defaults(), **self.config})
+        if expected != self.cell_id:
+            raise ValueError(f"config does not match cell_id {self.cell_id} (its settings hash to {expected})")
+        if self.status is not Status.ok and not self.reason:
+            raise ValueError(f"status {self.status.value!r} needs a reason")
+        if self.status is Status.ok and self.metrics.peak_device_bytes is None:
+            raise ValueError("an ok cell needs metrics.peak_device_bytes")
+        return self
+
+    @property
+    def failed_phase(self) -> str | None:
+        """Phases are recorded in the order they ran; a failed cell failed in its last one."""
+        if self.status not in (Status.oom, Status.error, Status.timeout):
+            return None
+        return self.phase or (list(self.metrics.phases)[-1] if self.metrics.phases else None)
+
+    def row(self, order: int) -> dict[str, Any]:
+        """This cell as one row of cells.csv: settings, scalar metrics, and what the records tell."""
+        from harness.settings import SETTINGS
+
+        records = self.records
+        row: dict[str, Any] = {"order": order, "cell_id": self.cell_id, "name": self.name,
+                               "status": self.status.value, "reason": self.reason}
+        for name in SETTINGS:
+            value = self.config.get(name, SETTINGS[name].default)
+            row[name] = ",".join(value) if isinstance(value, list) else value
+        for name in Metrics.columns():
+            row[name] = getattr(self.metrics, name)
+        losses = [x for x in self.metrics.loss if x is not None]
+        row["first_loss"] = losses[0] if losses else None
+        row["final_loss"] = losses[-1] if losses else None
+        row["failed_phase"] = self.failed_phase
+        row["budget_bytes"] = self.budget.limit_bytes if self.budget else None
+        row["attention_kernel"] = records.get("attention", {}).get("kernel")
+        row["attention_fallback"] = records.get("attention", {}).get("fallback")
+        row["vocabulary_size"] = records.get("vocabulary", {}).get("size")
+        row["vocabulary_outside_share"] = records.get("vocabulary", {}).get("outside_share")
+        row["trainable_parameters"] = records.get("adapter", {}).get("trainable_parameters")
+        row["random_weights"] = self.model.random_weights if self.model else None
+        row["throughput_measured"] = self.metrics.throughput_measured
+        env = self.environment
+        row["device"] = (env.gpu or env.cpu) if env else None
+        row["torch"] = env.versions.get("torch") if env else None
+        row["code_commit"] = (env.git.commit[:7] + ("+dirty" if env.git.dirty else "")) \
+            if env and env.git.commit else None
+        return row
+
+    def steps(self) -> list[dict[str, Any]]:
+        """This cell's optimizer steps as rows of steps.csv."""
+        seconds, losses = self.metrics.step_seconds, self.metrics.loss
+        warmup = self.config.get("warmup_steps", 0)
+        return [{"cell_id": self.cell_id, "name": self.name, "step": i + 1,
+                 "seconds": seconds[i] if i < len(seconds) else None,
+                 "loss": losses[i] if i < len(losses) else None, "warmup": i < warmup}
+                for i in range(max(len(seconds), len(losses)))]
+
+
+STEP_COLUMNS = ["cell_id", "name", "step", "seconds", "loss", "warmup"]
+
+
+class Score(Strict):
+    metric: str
+    value: float | None  # None only where the metric could not be computed (said in `note`)
+    stderr: Annotated[float, Field(ge=0)] | None = None
+    stderr_method: str | None = None  # "lm-eval", "bootstrap over documents", ...
+    n: Annotated[int, Field(ge=0)]
+    higher_is_better: bool
+    note: str | None = None
+
+    @field_validator("value")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("a score must be a finite number")
+        return value
+
+
+class EvaluationResult(Strict):
+    """results/<matrix>/evaluations/<cell_id>/<task>.json: one task on one trained cell."""
+
+    schema_version: Literal[1] = EVALUATION_SCHEMA_VERSION
+    kind: Literal["evaluation"] = "evaluation"
+    cell_id: str = Field(pattern=r"^[0-9a-f]{12}$")
+    name: str
+    matrix: str
+    task: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    status: EvaluationStatus
+    reason: str | None = None
+    task_config: dict[str, Any] = Field(default_factory=dict)
+    scores: list[Score] = Field(default_factory=list, description="the trained cell (base model + adapter)")
+    baseline: list[Score] | None = Field(None, description="the same base model untrained (adapter disabled)")
+    adapter_sha256: str | None = None
+    limit: int | None = Field(None, description="documents per task when capped; scores are then partial")
+    seconds: Seconds | None = None
+    lm_eval_version: str | None = None
+    environment: Environment | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    traceback: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> EvaluationResult:
+        if self.status is not EvaluationStatus.ok and not self.reason:
+            raise ValueError(f"status {self.status.value!r} needs a reason")
+        if self.status is EvaluationStatus.ok and not self.scores:
+            raise ValueError("an ok evaluation needs scores")
+        return self
+
+    @property
+    def partial(self) -> bool:
+        return self.limit is not None

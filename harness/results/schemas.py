@@ -1,0 +1,26 @@
+"""JSON Schemas of the result files, generated from the result model and committed beside it, so that a
+researcher can validate results without vramlab (`vramlab schema` rewrites them; a test keeps them current)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.results.model import CellResult, EvaluationResult
+
+SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
+MODELS = {"cell-result.schema.json": CellResult, "evaluation-result.schema.json": EvaluationResult}
+
+
+def schema_text(model: type) -> str:
+    return json.dumps(model.model_json_schema(mode="serialization"), indent=2, sort_keys=True) + "\n"
+
+
+def write_schemas(folder: Path | None = None) -> list[Path]:
+    folder = folder or SCHEMA_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, model in MODELS.items():
+        (folder / name).write_text(schema_text(model))
+        written.append(folder / name)
+    return written
