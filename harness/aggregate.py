@@ -23,7 +23,7 @@ from harness.settings import SETTINGS
 
 QUALITY_COLUMNS = ["order", "cell_id", "name", "task", "status", "reason", "metric", "value", "stderr",
                    "stderr_method", "n", "higher_is_better", "baseline", "baseline_stderr", "delta", "limit",
-                   "partial", "seconds", "lm_eval_version"]
+                   "partial", "outside_share", "seconds", "lm_eval_version"]
 
 
 def pending_row(cell: Cell, order: int) -> dict[str, Any]:
@@ -55,6 +55,7 @@ def _quality_rows(order: int, evaluation: EvaluationResult) -> list[dict[str, An
     common = {"order": order, "cell_id": evaluation.cell_id, "name": evaluation.name, "task": evaluation.task,
               "status": evaluation.status.value, "reason": evaluation.reason, "limit": evaluation.limit,
               "partial": evaluation.partial, "seconds": evaluation.seconds,
+              "outside_share": evaluation.task_config.get("vocabulary_outside_share"),
               "lm_eval_version": evaluation.lm_eval_version}
     if not evaluation.scores:
         return [common]

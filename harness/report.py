@@ -34,10 +34,14 @@ def display_table(cells: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame({"cell": cells["name"], "status": cells["status"]})
     for name in varied_columns(cells):
         table[name] = cells[name]
+    shared = cells["throughput_measured"].astype(str) == "False" if "throughput_measured" in cells else None
     for column, spec in Metrics.display().items():
         if column in _SHOWN_WHEN_PRESENT and not (column in cells and cells[column].notna().any()):
             continue
-        table[spec["label"]] = cells[column] / spec["scale"]
+        values = cells[column] / spec["scale"]
+        if shared is not None and spec.get("unit") in ("tokens/s", "s", None) and column != "peak_device_bytes":
+            values = values.mask(shared)  # cells that shared the device: their speed is no measurement
+        table[spec["label"]] = values
     table["final loss"] = cells["final_loss"]
     return table
 
@@ -80,6 +84,9 @@ def markdown(cells: pd.DataFrame, title: str) -> str:
     if len(commits):
         lines += ["Code: " + ", ".join(f"`{c}` ({n} cells)" for c, n in commits.items())
                   + ". Each result file records its full environment.", ""]
+    if "throughput_measured" in cells and (cells["throughput_measured"].astype(str) == "False").any():
+        lines += ["Cells ran several at a time on one device: their peaks are per process and stand, their "
+                  "tokens/s, step time and MFU are not measurements and are left out (`cells.csv` keeps them).", ""]
     if cells["random_weights"].fillna(False).astype(bool).any():
         lines += ["Models with random weights: memory and speed are real, loss is not a quality measure "
                   "and no quality score is reported.", ""]
@@ -163,10 +170,18 @@ def charts(cells: pd.DataFrame, steps: pd.DataFrame, out: Path) -> list[Path]:
 
 
 def build_report(folder: Path) -> list[Path]:
+    from harness import quality_report
+
     # hex ids and commits can read as numbers ("0123456", "12e4...") unless held as text
     cells = pd.read_csv(folder / "cells.csv", dtype={"cell_id": str, "code_commit": str})
     steps = pd.read_csv(folder / "steps.csv", dtype={"cell_id": str})
     title = folder.name
-    (folder / "report.md").write_text(markdown(cells, title))
+    text = markdown(cells, title)
+    outputs = [folder / "report.md", folder / "tables.tex", *charts(cells, steps, folder)]
+    if (folder / "quality.csv").is_file():
+        quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str})
+        text += "\n".join(quality_report.markdown(cells, steps, quality))
+        outputs += quality_report.charts(cells, quality, folder)
+    (folder / "report.md").write_text(text)
     (folder / "tables.tex").write_text(latex(cells, title))
-    return [folder / "report.md", folder / "tables.tex", *charts(cells, steps, folder)]
+    return outputs

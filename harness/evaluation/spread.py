@@ -1,0 +1,67 @@
+"""Scores out of lm-eval's output, each with its spread.
+
+lm-eval gives a standard error for metrics averaged over documents, and "N/A" for the corpus-level ratios
+(bits per byte, word and byte perplexity), which are not means of per-document values. Those get a
+bootstrap over documents instead: documents are drawn with replacement 1,000 times (seeded), the ratio is
+computed on each draw, and its standard deviation is the standard error. The method is recorded with every
+score.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from harness.results import Score
+
+BOOTSTRAP_DRAWS = 1000
+# corpus-level ratios: from per-document (log-likelihood, units) pairs
+_RATIOS = {
+    "bits_per_byte": lambda ll, units: -ll / units / math.log(2),
+    "word_perplexity": lambda ll, units: math.exp(-ll / units),
+    "byte_perplexity": lambda ll, units: math.exp(-ll / units),
+}
+_LOWER_IS_BETTER = {"bits_per_byte", "word_perplexity", "byte_perplexity", "perplexity"}
+
+
+def bootstrap(pairs: list[tuple[float, float]], ratio: Any, draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> float:
+    rng = random.Random(seed)
+    values = []
+    for _ in range(draws):
+        sample = [pairs[rng.randrange(len(pairs))] for _ in pairs]
+        values.append(ratio(sum(p[0] for p in sample), sum(p[1] for p in sample)))
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def scores_from(output: dict[str, Any], task: str) -> list[Score]:
+    """Every metric lm-eval reports for `task`, with its spread; plus, for the recall task, exact match over
+    the items whose answer survived truncation."""
+    found = output["results"][task]
+    samples = output.get("samples", {}).get(task, [])
+    n = int(output.get("n-samples", {}).get(task, {}).get("effective", len(samples)))
+    scores = []
+    for key, value in found.items():
+        if "," not in key or "_stderr" in key or not isinstance(value, int | float):
+            continue
+        metric, filter_name = key.split(",", 1)
+        stderr = found.get(f"{metric}_stderr,{filter_name}")
+        method = "lm-eval (standard error of the mean over documents)"
+        if metric in _RATIOS and samples and all(isinstance(s.get(metric), list | tuple) for s in samples):
+            pairs = [(float(s[metric][0]), float(s[metric][1])) for s in samples]
+            stderr, method = bootstrap(pairs, _RATIOS[metric]), f"bootstrap over documents ({BOOTSTRAP_DRAWS} draws)"
+        elif not isinstance(stderr, int | float):
+            stderr, method = None, None
+        scores.append(Score(metric=metric, value=float(value), stderr=stderr, stderr_method=method, n=n,
+                            higher_is_better=metric not in _LOWER_IS_BETTER))
+    in_context = [s for s in samples if isinstance(s.get("doc"), dict) and s["doc"].get("in_context")]
+    if in_context and "exact_match" in samples[0]:
+        hits = [float(s["exact_match"]) for s in in_context]
+        mean = sum(hits) / len(hits)
+        stderr = math.sqrt(mean * (1 - mean) / (len(hits) - 1)) if len(hits) > 1 else None
+        scores.append(Score(metric="exact_match_in_context", value=mean, stderr=stderr,
+                            stderr_method="standard error of the mean over the items in context" if stderr else None,
+                            n=len(hits), higher_is_better=True,
+                            note="exact match over the items whose answer survived truncation"))
+    return scores

@@ -1,0 +1,275 @@
+"""The evaluate stage: one trained cell, the matrix's tasks, one result file per task.
+
+The base model is loaded as the cell trained it (NF4 if it was quantized, sliced with the cell's own
+vocabulary map if it was sliced), through transformers, with the cell's adapter on top; lm-eval's
+Hugging Face wrapper takes the model object. Each task is scored twice: with the adapter, and with it
+disabled (the untrained baseline, remembered under a key of everything it depends on, since many cells
+share a base model). A task whose file already holds a score for this very adapter is not run again, so a
+task added to the matrix later costs only itself. Every outcome is a file: `not_applicable` for random
+weights (quality is never reported for them), `skipped` with the reason where a task's data is not
+available here or the cell has no trained adapter, `error` with the traceback otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from harness import environment, results
+from harness.evaluation.plan import EvaluationPlan, evaluation_plan
+from harness.evaluation.spread import scores_from
+from harness.matrix import find_cell
+from harness.results import EvaluationResult, EvaluationStatus, Score, Status
+
+log = logging.getLogger("vramlab")
+
+
+def _result(cell: Any, task: str, status: EvaluationStatus, reason: str | None = None,
+            **fields: Any) -> EvaluationResult:
+    return EvaluationResult(cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, task=task, status=status,
+                            reason=reason, started_at=results.now(), **fields)
+
+
+def _write(result: EvaluationResult, results_dir: Path) -> None:
+    result.finished_at = results.now()
+    results.write_atomic(results.evaluation_path(results_dir, result.matrix, result.cell_id, result.task), result)
+    log.info("evaluate %s (%s) %s: %s%s", result.cell_id, result.name, result.task, result.status.value,
+             f" - {result.reason}" if result.reason else "")
+
+
+def _current(path: Path, adapter_sha256: str | None, parameters: dict[str, Any] | None) -> bool:
+    """Whether a task's file already holds the evaluation of this adapter with these task parameters."""
+    if not path.is_file():
+        return False
+    try:
+        existing = results.read_evaluation(path)
+    except results.ResultFileError:
+        return False
+    return (existing.status is EvaluationStatus.ok and existing.adapter_sha256 == adapter_sha256
+            and (parameters is None or existing.task_config.get("parameters") == parameters))
+
+
+def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str] | None = None) -> None:
+    cell = find_cell(matrix, cell_id)
+    plan = evaluation_plan(matrix)
+    names = tasks or plan.task_names()
+    trained = results.read(results.result_path(results_dir, cell.matrix, cell.cell_id))
+    reason = _no_model_reason(trained, results_dir)
+    if reason is not None:
+        status = EvaluationStatus.not_applicable if trained.model and trained.model.random_weights \
+            else EvaluationStatus.skipped
+        for task in names:
+            _write(_result(cell, task, status, reason), results_dir)
+        return
+    pending = [t for t in names if not _current(results.evaluation_path(results_dir, cell.matrix, cell.cell_id, t),
+                                                trained.adapter.sha256, None)]
+    if not pending:
+        return
+    try:
+        session = Session(cell, trained, plan, results_dir)
+    except Exception as err:  # the model itself could not be rebuilt: every pending task says why
+        for task in pending:
+            _write(_result(cell, task, EvaluationStatus.error, f"{type(err).__name__}: {err}"[:500],
+                           traceback=traceback.format_exc()), results_dir)
+        return
+    with session:
+        for task in pending:
+            _write(session.evaluate(task), results_dir)
+
+
+def _no_model_reason(trained: Any, results_dir: Path) -> str | None:
+    if trained.model is not None and trained.model.random_weights:
+        return "n/a (random weights): quality is never reported for a model with random weights"
+    if trained.status is not Status.ok:
+        return f"the cell did not train to the end ({trained.status.value}), so there is nothing to evaluate"
+    if trained.adapter is None:
+        return "the cell kept no adapter (it ran without --keep-adapter); delete its result to train it again"
+    folder = results.adapter_folder(results_dir, trained.matrix, trained.cell_id)
+    if not (folder / "adapter_config.json").is_file():
+        return (f"the trained adapter is not on this machine ({folder} is missing; adapters are not committed): "
+                "delete the cell's result file to train it again here")
+    return None
+
+
+class Session:
+    """One cell's model, loaded once, evaluated on several tasks."""
+
+    def __init__(self, cell: Any, trained: Any, plan: EvaluationPlan, results_dir: Path) -> None:
+        self.cell, self.trained, self.plan, self.results_dir = cell, trained, plan, results_dir
+        self.settings = cell.settings
+        self.scratch = tempfile.TemporaryDirectory(prefix="vramlab-eval-")
+        self.model, self.tokenizer, self.token_map, self.runtime = _load(trained, results_dir)
+        self.env = environment.collect()
+        from lm_eval import __version__ as lm_eval_version
+
+        self.lm_eval_version = lm_eval_version
+        from harness.evaluation.lm import CellLM
+
+        self.lm = CellLM(self.model, self.tokenizer, max_length=self.settings["context"],
+                         batch_size=plan.batch_size, token_map=self.token_map)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.scratch.cleanup()
+
+    def evaluate(self, task: str) -> EvaluationResult:
+        from harness.evaluation.tasks import PROJECT_TASKS
+
+        started = time.perf_counter()
+        try:
+            outcome = self._project_task(task) if task in PROJECT_TASKS else self._lm_eval_task(task)
+        except Exception as err:
+            from harness.workload import DoesNotFit
+
+            if isinstance(err, DoesNotFit):
+                return _result(self.cell, task, EvaluationStatus.skipped, f"does not fit: {err}")
+            return _result(self.cell, task, EvaluationStatus.error, f"{type(err).__name__}: {err}"[:500],
+                           traceback=traceback.format_exc(), environment=self.env)
+        if isinstance(outcome, EvaluationResult):
+            return outcome
+        scores, baseline, task_config = outcome
+        return _result(self.cell, task, EvaluationStatus.ok, scores=scores, baseline=baseline,
+                       task_config=task_config, adapter_sha256=self.trained.adapter.sha256, limit=self.plan.limit,
+                       seconds=time.perf_counter() - started, lm_eval_version=self.lm_eval_version,
+                       environment=self.env)
+
+    def _run(self, config: Any) -> tuple[list[Score], list[Score] | None]:
+        """Scores with the adapter, and with it disabled (from the baseline cache when it is there)."""
+        scores = self._scores(config)
+        if not self.plan.baseline:
+            return scores, None
+        return scores, self._baseline(config)
+
+    def _scores(self, config: Any) -> list[Score]:
+        from lm_eval import simple_evaluate
+
+        output = simple_evaluate(model=self.lm, tasks=[config], limit=self.plan.limit, log_samples=True,
+                                 bootstrap_iters=0, random_seed=0, numpy_random_seed=0, torch_random_seed=0)
+        name = config["task"] if isinstance(config, dict) else config
+        return scores_from(output, name)
+
+    def _baseline(self, config: Any) -> list[Score]:
+        key = self._baseline_key(config)
+        path = self.results_dir / self.cell.matrix / "evaluations" / "baselines" / f"{key}.json"
+        if path.is_file():
+            return [Score.model_validate(s) for s in json.loads(path.read_text())["scores"]]
+        with self.model.disable_adapter():
+            scores = self._scores(config)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"key": key, "scores": [s.model_dump(mode="json") for s in scores]}, indent=1))
+        tmp.replace(path)
+        return scores
+
+    def _baseline_key(self, config: Any) -> str:
+        """Everything the untrained model's score depends on: the base model, how it was loaded and sliced,
+        the device and precision, the task and its data, lm-eval's version."""
+        model = self.trained.model.model_dump(mode="json")
+        data = config if isinstance(config, str) else {k: v for k, v in config.items() if k != "dataset_kwargs"}
+        data_file = None if isinstance(config, str) else config["dataset_kwargs"]["data_files"]["test"]
+        digest = hashlib.sha256(Path(data_file).read_bytes()).hexdigest() if data_file else None
+        key = {"model": model, "quantization": self.settings["quantization"],
+               "vocabulary": self.token_map.to_json() if self.token_map else None,
+               "runtime": [self.runtime.device, self.runtime.dtype_name], "task": json.dumps(data, default=str),
+               "data": digest, "limit": self.plan.limit, "context": self.settings["context"],
+               "lm_eval": self.lm_eval_version}
+        return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def _project_task(self, task: str) -> Any:
+        from harness.evaluation.tasks import PROJECT_TASKS, TaskContext, write_records
+
+        definition = PROJECT_TASKS[task]
+        ctx = TaskContext(self.settings, self.tokenizer, self.plan)
+        records = definition.records(ctx)
+        if not records:
+            return _result(self.cell, task, EvaluationStatus.skipped, "the task produced no examples here")
+        data_file = write_records(records, Path(self.scratch.name) / f"{task}.jsonl")
+        scores, baseline = self._run(definition.config(data_file))
+        config = {"source": "vramlab", "family": definition.family, "description": definition.description,
+                  "parameters": definition.parameters(ctx), "records": len(records),
+                  "data_sha256": hashlib.sha256(data_file.read_bytes()).hexdigest(),
+                  "evaluated_through": "transformers + peft (the training kernels are not used to evaluate)"}
+        if self.token_map is not None:
+            config["vocabulary"] = "sliced: text tokenized as the model's tokenizer does, then mapped; " \
+                                   "sliced-away tokens spelled with their bytes"
+            config["vocabulary_outside_share"] = self._outside_share(records)
+        return scores, baseline, config
+
+    def _outside_share(self, records: list[dict[str, Any]]) -> float:
+        """The share of the task's text tokens that fall outside the sliced vocabulary."""
+        total = outside = 0
+        for record in records:
+            text = " ".join(str(record.get(k, "")) for k in ("text", "context", "continuation", "prompt", "input"))
+            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+            total += len(ids)
+            outside += self.token_map.encode(ids)[1]
+        return outside / total if total else 0.0
+
+    def _lm_eval_task(self, task: str) -> Any:
+        from lm_eval.tasks import TaskManager
+
+        manager = TaskManager()
+        if task not in manager.all_tasks:
+            import difflib
+
+            close = difflib.get_close_matches(task, manager.all_tasks, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            return _result(self.cell, task, EvaluationStatus.skipped,
+                           f"no vramlab task and no installed lm-eval task is named {task!r}{hint}")
+        try:
+            scores, baseline = self._run(task)
+        except Exception as err:
+            if _is_missing_data(err):
+                return _result(self.cell, task, EvaluationStatus.skipped,
+                               f"the data of lm-eval task {task!r} is not available offline here "
+                               f"({type(err).__name__}: {str(err)[:300]})")
+            raise
+        return scores, baseline, {"source": "lm-eval", "task": task}
+
+
+def _is_missing_data(err: BaseException) -> bool:
+    text = f"{type(err).__name__} {err}".lower()
+    markers = ("offline", "connection", "couldn't reach", "not found on the hub", "does not exist on the hub",
+               "no such file", "couldn't find", "filenotfound", "hf_hub_offline", "localentrynotfound")
+    return isinstance(err, FileNotFoundError | ConnectionError) or any(m in text for m in markers)
+
+
+def _load(trained: Any, results_dir: Path) -> tuple[Any, Any, Any, Any]:
+    """The base model as the cell trained it, its tokenizer, the cell's vocabulary map, with the adapter."""
+    from harness import models
+    from harness.backends import LoadRequest
+    from harness.backends.huggingface import HuggingFaceBackend
+    from harness.runtime import Runtime
+    from harness.techniques.base import Plan
+    from harness.techniques.vocabulary import Vocabulary
+    from harness.token_map import TokenMap
+
+    settings = trained.config
+    runtime = Runtime.resolve(settings)
+    backend = HuggingFaceBackend()
+    # flash_attention_2 without the flash-attn package is SDPA restricted to one kernel: the same function
+    attention = "eager" if settings["attention"] == "eager" else "sdpa"
+    plan = Plan(settings=settings, runtime=runtime, backend=backend,
+                load=LoadRequest(quantization=settings["quantization"], attention=attention,
+                                 max_seq_length=settings["context"]))
+    resolved = models.resolve_outside(settings["model"], seed=settings["seed"])
+    model, tokenizer = backend.load(resolved.path, plan)
+    folder = results.adapter_folder(results_dir, trained.matrix, trained.cell_id)
+    token_map = None
+    if (folder / "vocabulary.json").is_file():
+        token_map = TokenMap.from_json(json.loads((folder / "vocabulary.json").read_text()), tokenizer)
+        Vocabulary._slice(model, token_map.kept)
+    model = backend.load_adapter(model, folder)
+    model.eval()
+    with contextlib.suppress(AttributeError):
+        model.config.use_cache = True
+    return model, tokenizer, token_map, runtime
