@@ -77,7 +77,7 @@ def quality_table(cells: pd.DataFrame, quality: pd.DataFrame) -> pd.DataFrame:
             elif match.empty:
                 statuses = quality.loc[(quality["name"].map(group_name) == group) & (quality["task"] == task),
                                        "status"]
-                row[f"{task} {metric}"] = ", ".join(sorted(set(statuses))) or "–"
+                row[f"{task} {metric}"] = ", ".join(sorted(set(statuses))) or "pending"
             else:
                 row[f"{task} {metric}"] = _cell(match.iloc[0])
         rows.append(row)
@@ -133,34 +133,66 @@ def _mean_of(table: pd.DataFrame, group: str, task: str, metric: str) -> pd.Seri
     return None if match.empty else match.iloc[0]
 
 
+def _groups(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per group of seeds (the first seed's settings stand for the group)."""
+    return cells.assign(group=cells["name"].map(group_name)).drop_duplicates("group").set_index("group")
+
+
+def pairs_differing_in(groups: pd.DataFrame, setting: str, ignore: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(group, group) pairs whose settings are equal but for `setting` (and the seed, and `ignore`)."""
+    from harness.settings import SETTINGS
+
+    same = [s for s in SETTINGS if s in groups.columns and s not in {setting, "seed", *ignore}]
+    keys = groups[same].astype(str).apply(tuple, axis=1)
+    found = []
+    for a in groups.index:
+        for b in groups.index:
+            if a < b and keys[a] == keys[b] and str(groups.at[a, setting]) != str(groups.at[b, setting]):
+                found.append((a, b))
+    return found
+
+
 def findings(cells: pd.DataFrame, quality: pd.DataFrame) -> list[str]:
     """The questions the quality matrix was built to answer, answered from its numbers."""
     table = summary(quality)
-    groups = cells.assign(group=cells["name"].map(group_name)).drop_duplicates("group").set_index("group")
+    scored = set(table["group"])
+    groups = _groups(cells)
     lines = []
-    if "truncation" in groups.columns and groups["truncation"].nunique() > 1:
-        for context, part in groups.groupby("context"):
-            by_policy = {p: g for g, p in part["truncation"].items()}
-            if "exp_decay" in by_policy and "tail" in by_policy:
-                lines.append(_compare(table, by_policy["exp_decay"], by_policy["tail"],
-                                      f"At {int(context):,} tokens of context, exp_decay against tail"))
-    sliced = groups[groups["vocabulary"].astype(str) != "native"] if "vocabulary" in groups.columns else []
-    native = groups[groups["vocabulary"].astype(str) == "native"] if len(sliced) else []
-    if len(sliced) and len(native):
-        base = native.index[0]
-        for group, row in sliced.iterrows():
+    if "truncation" in groups.columns:
+        for a, b in pairs_differing_in(groups, "truncation", ignore=("truncation_decay",)):
+            policies = {groups.at[a, "truncation"]: a, groups.at[b, "truncation"]: b}
+            if {"exp_decay", "tail"} <= set(policies) and {a, b} <= scored:
+                context = int(groups.at[a, "context"])
+                lines.append(_compare(table, policies["exp_decay"], policies["tail"],
+                                      f"At {context:,} tokens of context, exp_decay (`{policies['exp_decay']}`) "
+                                      f"against tail (`{policies['tail']}`)"))
+    if "vocabulary" in groups.columns:
+        for a, b in pairs_differing_in(groups, "vocabulary", ignore=("vocabulary_source",)):
+            base, group = (a, b) if str(groups.at[a, "vocabulary"]) == "native" else (b, a)
+            if str(groups.at[base, "vocabulary"]) != "native" or not {a, b} <= scored:
+                continue
+            row = groups.loc[group]
             parts = []
             for lang, language in LANGUAGES.items():
-                a = _mean_of(table, group, f"text_{lang}", "bits_per_byte")
-                b = _mean_of(table, base, f"text_{lang}", "bits_per_byte")
-                if a is not None and b is not None:
+                x = _mean_of(table, group, f"text_{lang}", "bits_per_byte")
+                y = _mean_of(table, base, f"text_{lang}", "bits_per_byte")
+                if x is not None and y is not None:
                     share = _outside_share(quality, group, f"text_{lang}")
-                    parts.append(f"{language} {a['mean'] - b['mean']:+.3f} bits/byte"
-                                 + (f" ({share:.1%} of its tokens outside)" if share is not None else ""))
+                    parts.append(f"{language} {x['mean'] - y['mean']:+.3f} bits/byte"
+                                 + (f" ({share:.1%} of its tokens spelled out)" if share is not None else ""))
+            x, y = _mean_of(table, group, "workload_bpb", "bits_per_byte"), _mean_of(table, base, "workload_bpb",
+                                                                                     "bits_per_byte")
+            if x is not None and y is not None:
+                parts.append(f"the documents {x['mean'] - y['mean']:+.3f} bits/byte")
             if parts:
-                lines.append(f"Slicing to {int(row['vocabulary']):,} tokens ({row.get('vocabulary_source', '')}), "
-                             f"against `{base}` after the same training: " + "; ".join(parts) + ".")
+                lines.append(f"Slicing to {int(row['vocabulary']):,} tokens ({row['vocabulary_source']}), against "
+                             f"`{base}` after the same training (n={_n(table, group)} and {_n(table, base)}): "
+                             + "; ".join(parts) + ".")
     return lines
+
+
+def _n(table: pd.DataFrame, group: str) -> int:
+    return int(table.loc[table["group"] == group, "n"].max())
 
 
 def _outside_share(quality: pd.DataFrame, group: str, task: str) -> float | None:

@@ -77,7 +77,7 @@ def markdown(cells: pd.DataFrame, title: str) -> str:
     budgets = cells["budget_bytes"].dropna()
     lines = [f"# {title}", "",
              f"{len(cells)} cells: " + ", ".join(f"{n} {s}" for s, n in cells["status"].value_counts().items()) + ".",
-             f"Device: {listed('device')}; torch {listed('torch')}; models {listed('model')}"
+             f"Device: {listed('device_name')}; torch {listed('torch')}; models {listed('model')}"
              + (f"; budget {budgets.iloc[0] / GIB:.2f} GiB (whole-process device memory)." if len(budgets) else "."),
              ""]
     commits = cells["code_commit"].dropna().value_counts(sort=False)
@@ -105,12 +105,27 @@ def markdown(cells: pd.DataFrame, title: str) -> str:
     for _, row in sliced.iterrows():
         lines.append(f"- vocabulary of **{row['name']}** sliced to {int(row['vocabulary_size']):,} tokens: "
                      f"{row['vocabulary_outside_share']:.2%} of its training tokens fell outside the kept set")
+    lines += _truncation_definitions(cells)
     fallbacks = cells[cells["attention_fallback"].notna()]
     for _, row in fallbacks.iterrows():
         lines.append(f"- attention fall-back in **{row['name']}**: {row['attention_fallback']}")
     lines += ["", "Charts: `memory.png` (peak device memory against the budget), `throughput.png`, "
               "`loss.png`. Raw numbers: `cells.csv`, `steps.csv`; full records: the result files.", ""]
     return "\n".join(lines)
+
+
+def _truncation_definitions(cells: pd.DataFrame) -> list[str]:
+    """The exact context a document cell trained on, for each truncation policy the matrix used."""
+    from harness.workload import describe
+
+    data = cells["data"].astype(str)
+    documents = cells[(data == "grant-reports") | data.str.startswith("text:")]
+    if documents.empty:
+        return []
+    lines = ["", "## How the preceding text was truncated", ""]
+    for (policy, decay), _ in documents.groupby(["truncation", "truncation_decay"], sort=False):
+        lines.append(f"- `{policy}`: {describe(policy, float(decay))}")
+    return [*lines, ""]
 
 
 def latex(cells: pd.DataFrame, title: str) -> str:

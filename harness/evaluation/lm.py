@@ -58,8 +58,8 @@ class CellLM(HFLM):
         return ids, mask
 
     def tok_decode(self, tokens: Any, skip_special_tokens: bool = True) -> str:
-        if self.token_map is not None:
-            tokens = self.token_map.decode_ids(list(tokens))
+        if self.token_map is not None:  # lm-eval also decodes a single id (the end-of-text token)
+            tokens = self.token_map.decode_ids([tokens] if isinstance(tokens, int) else list(tokens))
         return super().tok_decode(tokens, skip_special_tokens=skip_special_tokens)
 
     def _model_generate(self, context: Any, max_length: int, stop: list[str], **generation_kwargs: Any) -> Any:

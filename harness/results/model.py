@@ -263,7 +263,8 @@ class CellResult(Strict):
         row["random_weights"] = self.model.random_weights if self.model else None
         row["throughput_measured"] = self.metrics.throughput_measured
         env = self.environment
-        row["device"] = (env.gpu or env.cpu) if env else None
+        # not 'device': that is a setting (cuda, cpu, auto); this is the machine it ran on
+        row["device_name"] = (env.gpu or env.cpu) if env else None
         row["torch"] = env.versions.get("torch") if env else None
         row["code_commit"] = (env.git.commit[:7] + ("+dirty" if env.git.dirty else "")) \
             if env and env.git.commit else None
