@@ -59,7 +59,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
     paths = [p for given in args.paths for p in (sorted(Path(given).rglob("*.json")) if Path(given).is_dir()
                                                  else [Path(given)])]
-    paths = [p for p in paths if "damaged" not in p.parts and "adapters" not in p.parts]
+    # in a results folder, not result files: set-aside damage, adapters, the untrained-baseline cache
+    paths = [p for p in paths if not {"damaged", "adapters", "baselines"} & set(p.parts)]
     bad = 0
     for path in paths:
         try:

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import tempfile
 import time
 import traceback
@@ -56,7 +57,13 @@ def _current(path: Path, adapter_sha256: str | None, parameters: dict[str, Any] 
             and (parameters is None or existing.task_config.get("parameters") == parameters))
 
 
+# Nothing is fetched from a hub while evaluating: a task whose data is not here is skipped with the reason.
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
 def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str] | None = None) -> None:
+    for name, value in OFFLINE.items():
+        os.environ.setdefault(name, value)
     cell = find_cell(matrix, cell_id)
     plan = evaluation_plan(matrix)
     names = tasks or plan.task_names()
