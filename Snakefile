@@ -18,7 +18,7 @@ sys.path.insert(0, workflow.basedir)
 from pathlib import Path
 
 from harness.evaluation.plan import evaluation_plan
-from harness.matrix import MatrixError, matrix_options, matrix_path
+from harness.matrix import MatrixError, claim_results_folder, matrix_options, matrix_path
 from harness.matrix import expand as expand_matrix
 from harness.results import ResultFileError, check, result_path, set_aside
 from harness.runtime import Runtime
@@ -36,6 +36,10 @@ except MatrixError as err:
     raise WorkflowError(f"vramlab: {err}") from None
 NAME = CELLS[0].matrix
 IDS = [c.cell_id for c in CELLS]
+try:
+    claim_results_folder(Path(config.get("results_dir", "results")), NAME, matrix_path(MATRIX))
+except MatrixError as err:
+    raise WorkflowError(f"vramlab: {err}") from None
 # cells that may touch a GPU hold the one `gpu` resource, so they never share a card; a matrix that allows
 # `concurrent_cells: N` has its cells hold one of N `gpu_slot`s instead, and their throughput is recorded as
 # not measured

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import json
+import math
 import os
 import re
 import sys
@@ -82,6 +84,34 @@ def available_matrices() -> list[str]:
     return sorted({p.stem for folder in ablation_dirs() for p in folder.glob("*.yaml")})
 
 
+def shipped_matrices() -> dict[str, Path]:
+    """The matrices that come with vramlab (the source checkout's ablations/, or the installed copy)."""
+    shipped: dict[str, Path] = {}
+    for folder in ablation_dirs()[-2:]:
+        for file in sorted(folder.glob("*.yaml")):
+            shipped.setdefault(file.stem, file)
+    return shipped
+
+
+def matrix_identity(path: Path) -> str:
+    """What owns results/<name>/: a matrix under an ablations/ folder by its name there, any other by its path."""
+    return f"ablations/{path.name}" if path.resolve().parent.name == "ablations" else str(path.resolve())
+
+
+def claim_results_folder(results_dir: Path, name: str, path: Path) -> None:
+    """Two different matrix files never share one results folder: the first to write there owns it."""
+    marker = Path(results_dir) / name / ".matrix"
+    identity = matrix_identity(path)
+    if marker.is_file():
+        owner = marker.read_text().strip()
+        if owner != identity:
+            raise MatrixError(f"{path}: results/{name}/ holds the results of another matrix file ({owner}); "
+                              "rename this file (its name becomes the results folder's)")
+        return
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(identity + "\n")
+
+
 def matrix_name(path: Path) -> str:
     """The name that becomes results/<name>/ and reports/<name>/: it can never leave those folders."""
     name = path.stem if path.suffix in (".yaml", ".yml") else path.name
@@ -89,6 +119,41 @@ def matrix_name(path: Path) -> str:
         raise MatrixError(f"{path}: the matrix name {name!r} (from the file name) must start with a letter or "
                           "digit and hold only letters, digits, '-' and '_': it names the results folder")
     return name
+
+
+_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_YAML_BOOLEANS = {"off", "on", "yes", "no", "true", "false"}
+_YAML_BOOLEANS_BACK = {False: "off", True: "on"}
+# words researchers use for a level, and the level they mean
+_SYNONYMS = {"device": {"gpu": "cuda", "nvidia": "cuda", "cuda:0": "cuda"},
+             "quantization": {"4bit": "nf4", "qlora": "nf4", "bnb": "nf4"},
+             "kernels": {"flash": "none"}}
+MAX_CELLS_DEFAULT = 5000
+
+
+def max_cells() -> int:
+    """The most cells a matrix may expand to (VRAMLAB_MAX_CELLS): a typo in an axis must not eat the memory."""
+    return int(os.environ.get("VRAMLAB_MAX_CELLS", MAX_CELLS_DEFAULT))
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "text", int: "a number", float: "a number",
+            bool: "true/false", type(None): "nothing"}.get(type(value), type(value).__name__)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """Safe YAML that refuses a key written twice in one mapping (plain YAML keeps the last silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is written twice (first on line {seen[key] + 1}); the second would "
+                                "silently replace the first", key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
 
 
 class _Checker:
@@ -102,23 +167,42 @@ class _Checker:
         if name not in SETTINGS:
             raise self.fail(where, f"unknown setting {name!r}{_did_you_mean(name, list(SETTINGS))}")
 
-    def value(self, where: str, name: str, value: Any) -> None:
+    def value(self, where: str, name: str, value: Any) -> Any:
+        """The value as the cell will hold it (a float written '2e-4' becomes 2e-4), or a clear error."""
         self.setting_name(where, name)
-        problem = SETTINGS[name].check(value)
+        setting = SETTINGS[name]
+        if setting.kind is float and isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
+            value = float(value)  # YAML 1.1 reads 2e-4 (no dot) as a string; the researcher meant a number
+        problem = setting.check(value)
         if problem:
-            levels = SETTINGS[name].levels or ()
-            raise self.fail(f"{where}.{name}", problem + _did_you_mean(value, levels))
+            levels = setting.levels or ()
+            if isinstance(value, bool) and any(str(level) in _YAML_BOOLEANS for level in levels):
+                problem += (f"; YAML reads unquoted {_YAML_BOOLEANS_BACK[value]} as {str(value).lower()}: "
+                            f"write it in quotes, {name}: \"{_YAML_BOOLEANS_BACK[value]}\"")
+            elif str(value).lower() in _SYNONYMS.get(name, {}):
+                problem += f"; did you mean {_SYNONYMS[name][str(value).lower()]!r}?"
+            else:
+                problem += _did_you_mean(value, levels)
+            raise self.fail(f"{where}.{name}", problem)
+        return value
 
     def assignment(self, where: str, mapping: Any, allow_name: bool = False) -> dict[str, Any]:
         if not isinstance(mapping, dict):
-            raise self.fail(where, f"expected a mapping of setting: value, got {type(mapping).__name__}")
-        for name, value in mapping.items():
+            raise self.fail(where, f"expected a mapping of setting: value, got {_kind(mapping)}")
+        for name, value in list(mapping.items()):
             if allow_name and name == "name":
-                if not isinstance(value, str) or not value:
+                if not isinstance(value, str) or not value.strip():
                     raise self.fail(f"{where}.name", "a cell name must be a non-empty string")
                 continue
-            self.value(where, name, value)
+            mapping[name] = self.value(where, name, value)
         return mapping
+
+    def entries(self, where: str, value: Any) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(where, f"expected a list of mappings (- {{setting: value}}), got {_kind(value)}")
+        return value
 
 
 def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
@@ -131,10 +215,19 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
         raise MatrixError(f"no matrix file {str(path)!r}{_did_you_mean(Path(name_or_path).stem, known)} "
                           f"(known: {', '.join(known) or 'none'}{searched})")
     name = matrix_name(path)
+    shipped = shipped_matrices().get(name)
+    if shipped is not None and path.resolve().parent.name != "ablations" and path.resolve() != shipped.resolve():
+        raise MatrixError(f"{path}: a matrix named {name!r} ships with vramlab ({shipped}); name your file "
+                          "differently, since its name becomes results/<name>/ and reports/<name>/")
     try:
-        spec = yaml.safe_load(path.read_text())
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise MatrixError(f"{path}: not UTF-8 text (byte {err.start}: {err.object[err.start:err.start + 1]!r}); "
+                          "save the file as UTF-8") from None
+    try:
+        spec = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass: no arbitrary objects
     except yaml.YAMLError as err:
-        raise MatrixError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from err
+        raise MatrixError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
     return name, spec
 
 
@@ -153,6 +246,14 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
     design = spec.get("design", "full" if "axes" in spec else "list")
     if design not in DESIGNS:
         raise check.fail("design", f"{design!r} is not one of {', '.join(DESIGNS)}{_did_you_mean(design, DESIGNS)}")
+    # a section the chosen design does not read would be ignored without a word
+    unread = {"full": ("cells", "baseline"), "one_at_a_time": ("cells",), "list": ("axes", "baseline")}[design]
+    for key in unread:
+        if key in spec:
+            raise check.fail(key, f"the {design} design does not read `{key}`; "
+                             + {"cells": "list cells need `design: list`",
+                                "baseline": "a baseline goes with `design: one_at_a_time`",
+                                "axes": "a list design takes each cell's settings from `cells` (and `fixed`)"}[key])
 
     fixed = check.assignment("fixed", spec.get("fixed") or {})
     axes = spec.get("axes") or {}
@@ -162,10 +263,15 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
         check.setting_name("axes", axis)
         if not isinstance(levels, list) or not levels:
             raise check.fail(f"axes.{axis}", "expected a non-empty list of levels")
-        for level in levels:
-            check.value("axes", axis, level)
+        axes[axis] = levels = [check.value("axes", axis, level) for level in levels]
+        if len({json.dumps(level, sort_keys=True) for level in levels}) != len(levels):
+            raise check.fail(f"axes.{axis}", f"a level is listed twice in {levels}")
         if axis in fixed:
             raise check.fail(f"axes.{axis}", "is also fixed; a setting is either fixed or an axis")
+    size = math.prod(len(levels) for levels in axes.values()) if design == "full" else 0
+    if size > max_cells():
+        raise check.fail("axes", f"the full design would make {size:,} cells, more than the limit of {max_cells():,} "
+                                 "(set VRAMLAB_MAX_CELLS to allow more)")
 
     base = {**defaults(), **fixed}
     varied_list: list[dict[str, Any]]
@@ -199,12 +305,13 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
             names.append(entry.pop("name", None))
             varied_list.append(entry)
 
-    for i, extra in enumerate(spec.get("include") or []):
+    for i, extra in enumerate(check.entries("include", spec.get("include"))):
         extra = dict(check.assignment(f"include[{i}]", extra, allow_name=True))
         names.append(extra.pop("name", None))
         varied_list.append(extra)
 
-    exclusions = [check.assignment(f"exclude[{i}]", e) for i, e in enumerate(spec.get("exclude") or [])]
+    exclusions = [check.assignment(f"exclude[{i}]", e) for i, e in enumerate(check.entries("exclude",
+                                                                                          spec.get("exclude")))]
     from harness.evaluation.plan import EvaluationPlan, EvaluationSpecError
 
     try:
@@ -225,12 +332,44 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
             cell = Cell(matrix=name, name=f"{label}/seed={repeat['seed']}" if repeat else label,
                         settings=settings, varied={**varied, **repeat})
             if cell.cell_id in seen:
-                continue  # the same cell reached twice (include repeating the design, say) runs once
+                raise check.fail("cells", f"cells {seen[cell.cell_id]!r} and {cell.name!r} have the same settings, "
+                                          "so they are one cell; remove one or make them differ")
+            if cell.name in seen.values():
+                raise check.fail("cells", f"two cells are named {cell.name!r}; names tell cells apart in reports")
             seen[cell.cell_id] = cell.name
             cells.append(cell)
+            if len(cells) > max_cells():
+                raise check.fail("cells", f"more than {max_cells():,} cells (set VRAMLAB_MAX_CELLS to allow more)")
     if not cells:
         raise check.fail("exclude", "every cell was excluded")
+    for cell in cells:
+        _check_against_model(check, cell)
     return cells
+
+
+def _check_against_model(check: _Checker, cell: Cell) -> None:
+    """What the model's config tells before any weight is loaded: positions, vocabulary, layer names."""
+    from harness.model_info import ModelSourceError, facts
+
+    s = cell.settings
+    try:
+        model = facts(s["model"])
+    except ModelSourceError as err:
+        raise check.fail(f"{cell.name}.model", str(err)) from None
+    if model is None:
+        return
+    if model.max_positions and s["context"] > model.max_positions:
+        raise check.fail(f"{cell.name}.context", f"{s['context']:,} tokens, but {s['model']} has "
+                                                 f"{model.max_positions:,} positions")
+    if model.vocab_size and s["vocabulary"] != "native" and s["vocabulary"] >= model.vocab_size:
+        raise check.fail(f"{cell.name}.vocabulary", f"{s['vocabulary']:,} is not smaller than the "
+                                                    f"{model.vocab_size:,} tokens of {s['model']}")
+    layers = model.linear_layers
+    if layers:
+        unknown = [t for t in s["lora_targets"] if t not in layers]
+        if unknown:
+            raise check.fail(f"{cell.name}.lora_targets", f"{', '.join(unknown)} match no layer of a "
+                                                         f"{model.model_type} model (its layers: {', '.join(layers)})")
 
 
 def _seeds(check: _Checker, spec: dict[str, Any], fixed: dict[str, Any], axes: dict[str, Any]) -> list[int] | None:

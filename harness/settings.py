@@ -76,11 +76,24 @@ class Setting:
         return f"{self.name}\t{allowed}\t{self.default!r}\t{self.owner}\t{self.help}"
 
 
+_BINARY = {"KIB", "MIB", "GIB", "TIB"}
+
+
 def _memory_size(value: Any) -> str | None:
-    try:
-        parse_bytes(value)
-    except ValueError as err:
-        return str(err)
+    """A budget names its unit, and the binary one a card's size is given in: '16 GB' cards hold 16 GiB."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value)) if not isinstance(value, bool) else None
+    if match is None:
+        return f"{value!r} is not a memory size; write it like '16GiB'"
+    unit = match.group(2).upper()
+    if not unit:
+        return f"{value!r} has no unit; write it like '16GiB' (a bare number would be read as bytes)"
+    if unit in ("KB", "MB", "GB", "TB"):
+        return (f"{value!r} is in decimal units ({parse_bytes(value) / 2**30:.2f} GiB); a '16 GB' card holds 16 GiB: "
+                f"write {match.group(1)}{unit[0]}iB")
+    if unit not in _BINARY:
+        return f"{value!r}: unknown unit {match.group(2)!r}; use KiB, MiB, GiB or TiB"
+    if parse_bytes(value) < 2**20:
+        return f"{value!r} is less than 1 MiB: no model trains in that"
     return None
 
 

@@ -57,12 +57,12 @@ exclude: [{adapter: lora, attention: sdpa}]
     assert [c.settings["adapter"] for c in cells] == ["rslora"]
 
 
-def test_a_cell_reached_twice_runs_once():
-    cells = expand_spec("m", spec("""
+def test_a_cell_reached_twice_is_an_error_not_a_silent_merge():
+    with pytest.raises(MatrixError, match="have the same settings, so they are one cell"):
+        expand_spec("m", spec("""
 axes: {adapter: [lora, rslora]}
 include: [{adapter: lora}]
 """))
-    assert len(cells) == 2
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -77,7 +77,7 @@ include: [{adapter: lora}]
      "design: 'ful' is not one of full, one_at_a_time, list; did you mean 'full'?"),
     ("axes: {adapter: lora}", "axes.adapter: expected a non-empty list of levels"),
     ("axes: {context: [1024, big]}", "axes.context: 'big' is not an integer"),
-    ("fixed: {budget: 16 gigs}\naxes: {adapter: [lora]}", "fixed.budget: not a memory size"),
+    ("fixed: {budget: 16 gigs}\naxes: {adapter: [lora]}", "fixed.budget: '16 gigs': unknown unit"),
     ("fixed: {adapter: lora}\naxes: {adapter: [lora]}", "axes.adapter: is also fixed"),
     ("axes: {adapter: [lora]}\ndesign: one_at_a_time",
      "baseline: one_at_a_time needs a baseline level for axes adapter"),

@@ -1,0 +1,93 @@
+"""What can be known about a cell's model without loading its weights: its family, how many positions and
+tokens it has, and the names of its linear layers. Matrix validation uses it, so that a context beyond the
+model's positions, a vocabulary target not smaller than its vocabulary, or LoRA targets that match no
+layer are told before anything runs.
+
+Read from the preset (arch:), the folder's config.json, or the GGUF file's header (package:, gguf:); a hub
+id that is not on this machine tells nothing, and then nothing is checked.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+# linear layer names of the decoder families this harness trains (attention and MLP projections)
+LINEAR_LAYERS = {
+    family: ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+    for family in ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text", "phi3")
+}
+# GGUF architecture names -> transformers model_type
+_GGUF_FAMILIES = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "gemma3": "gemma3_text",
+                  "mistral": "mistral"}
+
+
+class ModelSourceError(ValueError):
+    """The model a cell names cannot be found; the message says how to get it."""
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    model_type: str | None
+    max_positions: int | None
+    vocab_size: int | None
+
+    @property
+    def linear_layers(self) -> tuple[str, ...] | None:
+        return LINEAR_LAYERS.get(self.model_type or "")
+
+
+@functools.cache
+def facts(source: str) -> ModelFacts | None:
+    """None where nothing can be known here (a hub id not cached on this machine)."""
+    if source.startswith("arch:"):
+        from harness.presets import PRESETS
+
+        name = source[len("arch:"):]
+        if name not in PRESETS:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(PRESETS), n=1)
+            hint = f"; did you mean 'arch:{close[0]}'?" if close else ""
+            raise ModelSourceError(f"no architecture preset {name!r}{hint} (known: {', '.join(sorted(PRESETS))})")
+        preset = PRESETS[name]
+        return ModelFacts(preset["model_type"], preset.get("max_position_embeddings"), preset["vocab_size"])
+    if source.startswith(("package:", "gguf:")):
+        from harness.models import package_gguf
+
+        try:
+            file = package_gguf(source[len("package:"):]) if source.startswith("package:") \
+                else Path(source[len("gguf:"):]).expanduser()
+        except FileNotFoundError as err:
+            raise ModelSourceError(str(err)) from None
+        if not file.is_file():
+            raise ModelSourceError(f"GGUF file not found: {file}")
+        return _gguf_facts(str(file))
+    path = Path(source).expanduser()
+    if (path / "config.json").is_file():
+        config = json.loads((path / "config.json").read_text())
+        text = config.get("text_config", config)
+        return ModelFacts(config.get("model_type"), text.get("max_position_embeddings"), text.get("vocab_size"))
+    if source.startswith(("/", "./", "../", "~")) or path.exists():
+        raise ModelSourceError(f"model folder {source!r} does not exist or holds no config.json")
+    return None
+
+
+def _gguf_facts(file: str) -> ModelFacts:
+    from gguf import GGUFReader
+
+    reader = GGUFReader(file, "r")
+
+    def field(name: str):
+        entry = reader.fields.get(name)
+        if entry is None:
+            return None
+        value = entry.parts[entry.data[0]]
+        return bytes(value).decode() if value.dtype.kind == "u" and value.dtype.itemsize == 1 else int(value[0])
+
+    arch = field("general.architecture")
+    tokens = reader.fields.get("tokenizer.ggml.tokens")
+    return ModelFacts(_GGUF_FAMILIES.get(arch, arch), field(f"{arch}.context_length"),
+                      len(tokens.data) if tokens is not None else None)

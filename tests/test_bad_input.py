@@ -1,0 +1,134 @@
+"""Bad input gets a one-line error naming the file, the place, the value and the fix; exits 2; writes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+GOOD = """fixed: {model: "arch:tiny-llama", device: cpu, steps: 2}
+axes: {adapter: [lora, rslora]}
+"""
+
+
+def validate(tmp_path: Path, text: str | bytes, name: str = "m", env: dict | None = None) -> tuple[int, str]:
+    path = tmp_path / f"{name}.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    before = sorted(p.name for p in tmp_path.iterdir())
+    done = subprocess.run([sys.executable, "-m", "harness", "validate", str(path)], cwd=tmp_path, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})}, timeout=120)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+    return done.returncode, done.stderr.strip()
+
+
+CASES = [
+    # accepted silently before
+    ("fixed: {context: 64, context: 128}\naxes: {adapter: [lora]}", "key 'context' is written twice"),
+    ("design: list\naxes: {adapter: [lora]}\ncells: [{name: a}]", "the list design does not read `axes`"),
+    ("axes: {adapter: [lora]}\ncells: [{name: a}]", "the full design does not read `cells`"),
+    ("axes: {adapter: [lora]}\nbaseline: {adapter: lora}", "a baseline goes with `design: one_at_a_time`"),
+    ("design: list\ncells: [{name: a, context: 64}, {name: b, context: 64}]", "have the same settings"),
+    ("design: list\ncells: [{name: a, context: 64}, {name: a, context: 128}]", "two cells are named 'a'"),
+    ("fixed: {budget: 0GiB}\naxes: {adapter: [lora]}", "less than 1 MiB"),
+    ("fixed: {budget: '16'}\naxes: {adapter: [lora]}", "has no unit; write it like '16GiB'"),
+    ("fixed: {budget: 16GB}\naxes: {adapter: [lora]}", "decimal units (14.90 GiB)"),
+    ("fixed: {model: 'arch:tiny-qwen3', context: 40000}\naxes: {adapter: [lora]}", "32,768 positions"),
+    ("fixed: {learning_rate: .inf}\naxes: {adapter: [lora]}", "not a finite number"),
+    ("fixed: {learning_rate: .nan}\naxes: {adapter: [lora]}", "not a finite number"),
+    ("axes: {context: [64, 64]}", "a level is listed twice"),
+    # found only at run time before
+    ("fixed: {model: /no/such/model}\naxes: {adapter: [lora]}", "model folder '/no/such/model' does not exist"),
+    ("fixed: {model: 'arch:qwen9'}\naxes: {adapter: [lora]}", "did you mean 'arch:qwen3-8b'?"),
+    ("fixed: {model: 'arch:tiny-llama', lora_targets: [q_proj, qkv]}\naxes: {adapter: [lora]}",
+     "qkv match no layer of a llama model"),
+    ("fixed: {model: 'arch:tiny-llama'}\naxes: {vocabulary: [native, 4096]}", "is not smaller than the 2,048"),
+    ("fixed: {device: gpu}\naxes: {adapter: [lora]}", "did you mean 'cuda'?"),
+    # unclear before
+    ("fixed: {checkpointing: off}\naxes: {adapter: [lora]}", 'write it in quotes, checkpointing: "off"'),
+    ("axes: {adapter: [lora]}\ninclude: {adapter: rslora}", "include: expected a list of mappings"),
+    ("axes: {adapter: [lora]}\nexclude: [adapter]", "exclude[0]: expected a mapping of setting: value, got text"),
+    ("axes: {adapter: [lora]}\nevaluation: {tasks: text_en}", "evaluation: tasks: expected a non-empty list"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES)
+def test_bad_matrix_is_one_clear_line_and_exit_2(tmp_path, text, expected):
+    code, err = validate(tmp_path, text)
+    assert code == 2, err
+    assert "\n" not in err and str(tmp_path / "m.yaml") in err
+    assert expected in err
+
+
+def test_a_learning_rate_written_2e_4_is_read_as_a_number(tmp_path):
+    code, err = validate(tmp_path, "fixed: {learning_rate: 2e-4}\naxes: {adapter: [lora]}")
+    assert code == 0, err
+
+
+def test_not_utf8_names_the_file_and_byte(tmp_path):
+    code, err = validate(tmp_path, b"axes: {adapter: [lora]}\n# caf\xe9\n")
+    assert code == 2 and "not UTF-8 text (byte 29" in err and "m.yaml" in err
+
+
+def test_a_matrix_too_large_is_refused_before_it_is_built(tmp_path):
+    code, err = validate(tmp_path, "axes: {context: [64, 128, 256], steps: [1, 2, 3, 4], seed: [1, 2, 3]}",
+                         env={"VRAMLAB_MAX_CELLS": "20"})
+    assert code == 2 and "would make 36 cells, more than the limit of 20" in err
+
+
+def test_a_copy_of_a_shipped_matrix_elsewhere_cannot_take_its_results_folder(tmp_path):
+    code, err = validate(tmp_path, (REPO / "ablations" / "smoke.yaml").read_text(), name="smoke")
+    assert code == 2 and "a matrix named 'smoke' ships with vramlab" in err
+
+
+def test_two_matrix_files_of_one_name_never_share_a_results_folder(tmp_path):
+    from harness.matrix import MatrixError, claim_results_folder
+
+    first, second = tmp_path / "a" / "m.yaml", tmp_path / "b" / "m.yaml"
+    claim_results_folder(tmp_path / "results", "m", first)
+    claim_results_folder(tmp_path / "results", "m", first)  # the same file again: fine
+    with pytest.raises(MatrixError, match=r"results/m/ holds the results of another matrix file"):
+        claim_results_folder(tmp_path / "results", "m", second)
+
+
+def test_a_damaged_result_is_set_aside_and_its_cell_measured_again(tmp_path, cache_dir):
+    matrix = tmp_path / "m.yaml"
+    matrix.write_text(GOOD)
+    from harness.matrix import expand
+
+    cells = expand(str(matrix))
+    results = tmp_path / "results" / "m"
+    results.mkdir(parents=True)
+    damaged = results / f"{cells[0].cell_id}.json"
+    damaged.write_text('{"schema_version": 2, "cell_id": "')  # a write cut short
+    env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                           str(tmp_path), "-n", "--config", f"matrix={matrix}"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "not valid JSON" in done.stderr and "so this cell is measured again" in done.stderr
+    assert not damaged.exists()
+    kept = list((results / "damaged").iterdir())
+    assert len(kept) == 1 and kept[0].read_text().startswith('{"schema_version": 2')
+    assert f"cell_id={cells[0].cell_id}" in done.stdout
+
+
+def test_aggregate_names_a_bad_result_file_instead_of_a_traceback(tmp_path):
+    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    victim = sorted((tmp_path / "results" / "smoke").glob("*.json"))[0]
+    data = json.loads(victim.read_text())
+    data["metrics"]["tokens_per_second"] = "fast"
+    victim.write_text(json.dumps(data))
+    done = subprocess.run([sys.executable, "-m", "harness", "aggregate", "smoke", "--results-dir",
+                           str(tmp_path / "results"), "--reports-dir", str(tmp_path / "reports")], cwd=REPO,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert done.returncode == 2
+    assert str(victim) in done.stderr and "metrics.tokens_per_second" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "reports").exists()
