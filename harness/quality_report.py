@@ -228,7 +228,9 @@ def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame) ->
              "Each entry: mean over seeds ± standard deviation, then in brackets the change against the same "
              "model untrained (its adapter disabled); `*` marks a partial score (a `limit` capped the documents). "
              "bits_per_byte: lower is better; exact_match: higher is better.", ""]
-    lines += [quality_table(cells, quality).to_markdown(index=False), ""]
+    lines += [quality_table(cells, quality).to_markdown(index=False), "",
+              "Charts: `quality_by_cell.png` (each task per cell, trained and untrained), `quality_vs_memory.png` "
+              "(the trade-off). Every score with its stderr and n: `quality.csv`.", ""]
     skipped = quality[quality["status"].isin(["skipped", "error"])].drop_duplicates(["task", "reason"])
     for _, row in skipped.iterrows():
         lines.append(f"- `{row['task']}` {row['status']} for some cells: {row['reason']}")
@@ -270,4 +272,32 @@ def charts(cells: pd.DataFrame, quality: pd.DataFrame, out: Path) -> list[Path]:
     paths.append(out / "quality_vs_memory.png")
     fig.savefig(paths[-1], dpi=120)
     plt.close(fig)
+    paths.append(_by_cell(table, quality, tasks, out / "quality_by_cell.png"))
     return paths
+
+
+def _by_cell(table: pd.DataFrame, quality: pd.DataFrame, tasks: list[str], path: Path) -> Path:
+    """Each task's main metric per cell: the trained score (mean, standard deviation over seeds) as a bar, the
+    same model untrained as a tick, so both the effect of a setting and the gain from training show."""
+    shown = tasks[:6]
+    groups = list(dict.fromkeys(table["group"]))
+    fig, axes = plt.subplots(1, len(shown), figsize=(3.2 * len(shown), 0.35 * len(groups) + 1.8), sharey=True,
+                             squeeze=False)
+    for ax, task in zip(axes[0], shown, strict=True):
+        metric = main_metric(quality, task)
+        part = table[(table["task"] == task) & (table["metric"] == metric)].set_index("group")
+        rows = [g for g in groups if g in part.index]
+        y = [groups.index(g) for g in rows]
+        ax.barh(y, part.loc[rows, "mean"], xerr=part.loc[rows, "sd"].fillna(0), color="#4477aa", capsize=2,
+                label="trained")
+        ax.scatter(part.loc[rows, "baseline"], y, marker="|", s=200, color="#ee6677", label="untrained", zorder=3)
+        ax.set_title(f"{task}\n{metric} ({'higher' if part['higher_is_better'].any() else 'lower'} is better)",
+                     fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0][0].set_yticks(range(len(groups)), groups)
+    axes[0][0].invert_yaxis()
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
