@@ -61,12 +61,12 @@ def _byte_level_tokenizer():
 
 
 def test_a_sliced_away_token_is_spelled_with_its_bytes_and_decodes_back():
-    from harness.token_map import TokenMap
+    from harness.token_map import TokenMap, byte_level_symbols
 
     tok = _byte_level_tokenizer()
     text = "the quick brown Fuchs"
     ids = tok(text)["input_ids"]
-    byte_ids = {tok.get_vocab()[s] for s in __import__("harness.token_map", fromlist=["x"]).byte_level_symbols()}
+    byte_ids = {tok.get_vocab()[s] for s in byte_level_symbols()}
     dropped = max(ids)  # a merged token of this text, not a byte
     assert dropped not in byte_ids
     kept = sorted((set(range(len(tok))) - {dropped}) | byte_ids)

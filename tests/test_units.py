@@ -8,7 +8,8 @@ import torch
 from harness import data
 from harness.budget import Budget
 from harness.lm_head_loss import TorchChunkedLogProb
-from harness.techniques.vocabulary import byte_level_symbols, choose_kept
+from harness.techniques.vocabulary import choose_kept
+from harness.token_map import byte_level_symbols
 from harness.trackers import summarize_steps
 
 
@@ -45,7 +46,7 @@ def test_vocabulary_keeps_protected_then_most_frequent_then_lowest_ids():
 
 def test_byte_level_alphabet_is_the_256_bytes():
     symbols = byte_level_symbols()
-    assert len(symbols) == 256 and "A" in symbols and "Ġ" in symbols  # Ġ is the space byte
+    assert len(set(symbols)) == 256 and symbols[ord("A")] == "A" and symbols[ord(" ")] == "Ġ"  # Ġ: the space byte
 
 
 def test_cpu_loss_port_matches_full_logits():

@@ -16,32 +16,12 @@ context x vocab in fp32 as well).
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
 from harness.settings import Setting
 from harness.techniques.base import Plan, Technique
-
-_BYTE_PIECE = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")
-
-
-def byte_level_symbols() -> set[str]:
-    from harness.token_map import byte_level_symbols as ordered
-
-    return set(ordered())
-
-
-def byte_fallback_ids(tokenizer: Any) -> set[int]:
-    """Ids of tokens that stand for single bytes: SentencePiece's <0xNN> pieces, or the 256 base
-    symbols of a byte-level BPE."""
-    byte_symbols = byte_level_symbols()
-    found = set()
-    for token, index in tokenizer.get_vocab().items():
-        if _BYTE_PIECE.match(token) or (len(token) == 1 and token in byte_symbols):
-            found.add(index)
-    return found
 
 
 def choose_kept(sequences: Iterable[Iterable[int]], vocab_size: int, target: int, protected: set[int]) -> list[int]:
@@ -108,14 +88,14 @@ class Vocabulary(Technique):
             return model
         if target >= old_size:
             raise ValueError(f"vocabulary {target} is not smaller than the model's {old_size}")
-        from harness.token_map import TokenMap
+        from harness.token_map import TokenMap, byte_token_ids
 
         tok = plan.tokenizer
         training = plan.training
         source = plan.settings["vocabulary_source"]
         languages = source[len("corpus:"):].split(",") if source.startswith("corpus:") else []
         counted = corpus_sequences(tok, languages) if languages else training.sequences
-        protected = set(tok.all_special_ids) | set(tok.added_tokens_decoder) | byte_fallback_ids(tok)
+        protected = set(tok.all_special_ids) | set(tok.added_tokens_decoder) | set(byte_token_ids(tok).values())
         kept = choose_kept(counted, old_size, target, protected)
         token_map = TokenMap.build(tok, kept, old_size)
 
