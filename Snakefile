@@ -54,6 +54,16 @@ def device_resources(wildcards):
 
 RESULTS = config.get("results_dir", "results")
 REPORTS = config.get("reports_dir", "reports")
+from harness.supervise import cuda_present
+from harness.techniques import needs_cuda
+
+_GPU_CELLS = [c for c in CELLS if needs_cuda(c.settings)]
+if _GPU_CELLS and not cuda_present():
+    _missing = [c for c in _GPU_CELLS if not result_path(Path(config.get("results_dir", "results")), NAME,
+                                                         c.cell_id).is_file()]
+    print(f"vramlab: {len(_GPU_CELLS)} of {len(CELLS)} cells need a CUDA GPU and this machine has none: "
+          f"the {len(_missing)} without a result will be recorded as skipped here; the "
+          f"{len(_GPU_CELLS) - len(_missing)} with a result keep it", file=sys.stderr)
 print(f"vramlab: matrix '{NAME}' ({matrix_path(MATRIX)}), {len(CELLS)} cells"
       + (f", {len(TASKS)} evaluation tasks" if TASKS else "") + f": {WHY}", file=sys.stderr)
 

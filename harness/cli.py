@@ -8,6 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
+from harness.cells import Cell
 from harness.matrix import MatrixError, expand, find_cell
 from harness.results import ResultFileError, adapter_folder, result_path
 
@@ -36,14 +37,75 @@ def _cmd_settings(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_run_cell(args: argparse.Namespace) -> int:
-    from harness.run_cell import run
-
+def _cell_and_paths(args: argparse.Namespace) -> tuple[Cell, Path, Path | None]:
     cell = find_cell(args.matrix, args.cell)
     out = Path(args.out) if args.out else result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
     adapter = adapter_folder(out.parent.parent, cell.matrix, cell.cell_id) if args.keep_adapter else None
-    logging.getLogger("vramlab").info("cell %s of %s: %s", cell.cell_id, cell.matrix, cell.name)
-    run(cell, out, adapter, shared_device=args.shared_device)
+    return cell, out, adapter
+
+
+def _cell_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--matrix", required=True)
+    p.add_argument("--cell", required=True, help="the cell id")
+    p.add_argument("--out", help="result file (default results/<matrix>/<cell_id>.json)")
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--keep-adapter", action="store_true",
+                   help="save the trained adapter under results/<matrix>/adapters/<cell_id>/ for evaluation")
+    p.add_argument("--shared-device", action="store_true",
+                   help="other cells run on the device at the same time: throughput is recorded as not measured")
+
+
+def _keeps_existing_result(cell: Cell, out: Path, force: bool) -> str | None:
+    """Why this run must not start: a result file is only replaced by a newer measurement of the same cell on
+    a machine that can measure it (or with --force), and --out must name a file."""
+    from harness.results import read, set_aside
+    from harness.supervise import cuda_present
+    from harness.techniques import needs_cuda
+
+    if out.is_dir():
+        return f"--out {out} is a folder; give the path of the result file (e.g. {out / (cell.cell_id + '.json')})"
+    if force or not out.is_file():
+        return None
+    try:
+        existing = read(out)
+    except ResultFileError as err:
+        print(f"vramlab: {err}; moved to {set_aside(out)}, and the cell is measured again", file=sys.stderr)
+        return None
+    if needs_cuda(cell.settings) and not cuda_present():
+        where = (existing.environment.gpu or existing.environment.cpu) if existing.environment else "another machine"
+        return (f"{out} holds the {existing.status.value} result of this cell from {where}; this machine has no "
+                "CUDA GPU, so here the cell could only be skipped: the result is kept (--force replaces it)")
+    return None
+
+
+def _cmd_run_cell(args: argparse.Namespace) -> int:
+    from harness.supervise import SupervisorError, supervise, time_limit
+
+    cell, out, _ = _cell_and_paths(args)
+    refusal = _keeps_existing_result(cell, out, args.force)
+    if refusal:
+        print(f"vramlab: {refusal}", file=sys.stderr)
+        return 2
+    try:
+        limit = time_limit(cell.settings, args.time_limit)
+    except SupervisorError as err:
+        print(f"vramlab: {err}", file=sys.stderr)
+        return 2
+    # the worker is given the resolved result file, so that both processes look at the same one
+    worker_args = ["--matrix", args.matrix, "--cell", args.cell, "--out", str(out)]
+    worker_args += ["--keep-adapter"] * args.keep_adapter + ["--shared-device"] * args.shared_device
+    logging.getLogger("vramlab").info("cell %s of %s: %s (time limit %g s)", cell.cell_id, cell.matrix, cell.name,
+                                      limit)
+    return supervise(cell, out, worker_args, limit)
+
+
+def _cmd_run_cell_worker(args: argparse.Namespace) -> int:
+    from harness.run_cell import run
+    from harness.supervise import worker
+
+    with worker():
+        cell, out, adapter = _cell_and_paths(args)
+        run(cell, out, adapter, shared_device=args.shared_device)
     return 0
 
 
@@ -133,16 +195,20 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("settings", help="every setting a matrix may use: levels or type, default, owner, help")
     p.set_defaults(func=_cmd_settings)
 
-    p = sub.add_parser("run-cell", help="run one cell in this process and write its result file")
-    p.add_argument("--matrix", required=True)
-    p.add_argument("--cell", required=True, help="the cell id")
-    p.add_argument("--out", help="result file (default results/<matrix>/<cell_id>.json)")
-    p.add_argument("--results-dir", default="results")
-    p.add_argument("--keep-adapter", action="store_true",
-                   help="save the trained adapter under results/<matrix>/adapters/<cell_id>/ for evaluation")
-    p.add_argument("--shared-device", action="store_true",
-                   help="other cells run on the device at the same time: throughput is recorded as not measured")
+    p = sub.add_parser("run-cell", help="run one cell in a fresh process under a wall-clock limit and write its "
+                                        "result file, whatever happens to that process")
+    _cell_arguments(p)
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing result even where this machine cannot measure the cell")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="end the cell after this long and record it as 'timeout' (default: $VRAMLAB_TIME_LIMIT, "
+                        "else 1800 s + 30 s per micro-batch)")
     p.set_defaults(func=_cmd_run_cell)
+
+    # the measuring process that run-cell starts and watches; no help: it is not meant to be called by hand
+    p = sub.add_parser("run-cell-worker")
+    _cell_arguments(p)
+    p.set_defaults(func=_cmd_run_cell_worker)
 
     p = sub.add_parser("evaluate", help="evaluate a trained cell on the matrix's tasks (lm-eval)")
     p.add_argument("--matrix", required=True)
@@ -183,6 +249,8 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("default-matrix", help="the matrix `snakemake` runs when none is given, and why")
     p.set_defaults(func=_cmd_default_matrix)
+    # listed without run-cell-worker: argparse names every choice unless given the list to show
+    sub.metavar = "{" + ",".join(name for name in sub.choices if name != "run-cell-worker") + "}"
     return top
 
 

@@ -45,7 +45,11 @@ def _data_level(value: Any) -> str | None:
     if value in DATA_KINDS:
         return None
     if isinstance(value, str) and value.startswith(USER_DATA_PREFIXES) and len(value) > 5:
-        return None
+        from pathlib import Path
+
+        path = Path(value.split(":", 1)[1]).expanduser()
+        wanted = path.is_file() if value.startswith("chat:") else path.is_dir()
+        return None if wanted else f"{value!r}: no such {'file' if value.startswith('chat:') else 'folder'} {path}"
     return (f"{value!r} is not one of {', '.join(DATA_KINDS)}, nor 'chat:<file.jsonl>' or "
             "'text:<folder of .txt files>'")
 

@@ -4,7 +4,8 @@ recipe, write the result file.
 Whatever happens inside the recipe becomes a result: `ok`, `oom` (an allocation failed, or the whole
 process went over the budget), `skipped` (a declared conflict, or a technique this machine cannot run)
 or `error` (anything else, with the traceback). The process exits 0 for all of them, so the matrix goes
-on; only a failure to write the result itself is fatal.
+on; only a failure to write the result itself is fatal. What this process cannot record itself (a hang,
+a SIGKILL, a crash in its own error handling) its supervisor records (harness/supervise.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from harness import environment
+from harness import environment, supervise
 from harness.cells import Cell
 from harness.results import CellResult, Status, now, write_atomic
 from harness.runtime import NoDevice, Runtime
@@ -83,6 +84,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     env = environment.collect(driver=probe.driver() if probe else None)
     if probe:
         env["device_memory_source"] = probe.method
+    supervise.report(environment=env)  # a process that dies from here on is still recorded on its machine
 
     steps_total = settings["warmup_steps"] + settings["steps"]
     tokens_per_step = settings["batch_size"] * settings["grad_accum"] * settings["context"] \
@@ -129,6 +131,9 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
 
 def _finish(result: CellResult, out: Path) -> CellResult:
     result.finished_at = now()
+    record = supervise.worker_record()
+    if record:
+        result.records.setdefault("supervisor", record)
     write_atomic(out, result)
     log.info("cell %s (%s): %s%s", result.cell_id, result.name, result.status.value,
              f" - {result.reason}" if result.reason else "")

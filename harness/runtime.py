@@ -39,8 +39,3 @@ class Runtime:
         if dtype == "auto":
             dtype = "bfloat16" if device == "cuda" else "float32"
         return cls(device=device, dtype_name=dtype)
-
-    @staticmethod
-    def needs_cuda(settings: dict[str, Any]) -> bool:
-        """Whether a cell can only run on a CUDA GPU, told from its settings alone (no torch import)."""
-        return settings.get("device") == "cuda"

@@ -50,6 +50,7 @@ CASES = [
      "qkv match no layer of a llama model"),
     ("fixed: {model: 'arch:tiny-llama'}\naxes: {vocabulary: [native, 4096]}", "is not smaller than the 2,048"),
     ("fixed: {device: gpu}\naxes: {adapter: [lora]}", "did you mean 'cuda'?"),
+    ("fixed: {data: 'chat:/no/such.jsonl'}\naxes: {adapter: [lora]}", "no such file /no/such.jsonl"),
     # unclear before
     ("fixed: {checkpointing: off}\naxes: {adapter: [lora]}", 'write it in quotes, checkpointing: "off"'),
     ("axes: {adapter: [lora]}\ninclude: {adapter: rslora}", "include: expected a list of mappings"),
@@ -132,3 +133,39 @@ def test_aggregate_names_a_bad_result_file_instead_of_a_traceback(tmp_path):
     assert str(victim) in done.stderr and "metrics.tokens_per_second" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "reports").exists()
+
+
+def test_a_machine_that_cannot_run_a_cell_never_replaces_its_result(tmp_path):
+    source = REPO / "results" / "seed-16gb" / "3232155d81f9.json"
+    out = tmp_path / "results" / "seed-16gb" / source.name
+    out.parent.mkdir(parents=True)
+    shutil.copy(source, out)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "CUDA_VISIBLE_DEVICES": "-1"}
+    done = subprocess.run([sys.executable, "-m", "harness", "run-cell", "--matrix", "seed-16gb", "--cell",
+                           "3232155d81f9", "--results-dir", str(tmp_path / "results")], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "holds the ok result of this cell from NVIDIA H200" in done.stderr and "--force" in done.stderr
+    assert out.read_bytes() == source.read_bytes()
+
+
+def test_out_naming_a_folder_is_refused_before_anything_runs(tmp_path):
+    matrix = tmp_path / "m.yaml"
+    matrix.write_text(GOOD)
+    from harness.matrix import expand
+
+    cell = expand(str(matrix))[0]
+    done = subprocess.run([sys.executable, "-m", "harness", "run-cell", "--matrix", str(matrix), "--cell",
+                           cell.cell_id, "--out", str(tmp_path)], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert done.returncode == 2 and "is a folder; give the path of the result file" in done.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_gpu_matrix_on_a_cpu_machine_says_what_will_happen(tmp_path, cache_dir):
+    env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO), "CUDA_VISIBLE_DEVICES": "-1"}
+    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                           str(tmp_path), "-n", "--config", "matrix=seed-16gb"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "18 of 18 cells need a CUDA GPU and this machine has none: the 18 without a result" in done.stderr

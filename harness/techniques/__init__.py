@@ -19,9 +19,16 @@ TECHNIQUES: tuple[type[Technique], ...] = (Kernels, Quantization, Attention, Voc
                                            Optimizer)
 
 
+def needs_cuda(settings: dict) -> bool:
+    """Whether a cell can only be measured on a CUDA GPU, told from its settings alone (no torch import)."""
+    if settings.get("device") == "cuda":
+        return True
+    return any(settings.get(t.axis) in t.cuda_levels for t in TECHNIQUES)
+
+
 def registry() -> list[Technique]:
     """Fresh instances for one cell (some keep per-run state, like the attention probe)."""
     return [technique() for technique in TECHNIQUES]
 
 
-__all__ = ["TECHNIQUES", "Plan", "Technique", "Unavailable", "registry"]
+__all__ = ["TECHNIQUES", "Plan", "Technique", "Unavailable", "needs_cuda", "registry"]

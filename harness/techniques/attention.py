@@ -67,13 +67,14 @@ class Attention(Technique):
     axis = "attention"
     settings = (Setting("attention", str, "sdpa", "attention implementation asked for",
                         levels=("eager", "sdpa", "flash_attention_2"), owner="attention"),)
+    cuda_levels = ("flash_attention_2",)
 
     def __init__(self) -> None:
         self.probe = SdpaProbe()
         self._restriction: contextlib.AbstractContextManager | None = None
 
     def check(self, plan: Plan) -> None:
-        if plan.level(self.axis) == "flash_attention_2":
+        if plan.level(self.axis) in self.cuda_levels:
             require_cuda(plan, "FlashAttention-2")
 
     def before_load(self, plan: Plan) -> None:

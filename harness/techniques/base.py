@@ -47,6 +47,7 @@ class Plan:
 class Technique:
     axis: str = ""
     settings: tuple[Setting, ...] = ()  # the settings this technique owns, its axis first
+    cuda_levels: tuple[str, ...] = ()  # levels of its axis that run only on a CUDA GPU
 
     def check(self, plan: Plan) -> None:
         """Raise Unavailable when this level cannot run here; called before anything is loaded."""

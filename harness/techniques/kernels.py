@@ -19,6 +19,7 @@ class Kernels(Technique):
     axis = "kernels"
     settings = (Setting("kernels", str, "none", "fused kernels patched into the model",
                         levels=("none", "liger", "unsloth", "liger+unsloth"), owner="kernels"),)
+    cuda_levels = tuple(REQUIREMENTS)
 
     def check(self, plan: Plan) -> None:
         level = plan.level(self.axis)

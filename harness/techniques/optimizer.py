@@ -13,9 +13,10 @@ class Optimizer(Technique):
     axis = "optimizer"
     settings = (Setting("optimizer", str, "adamw_torch", "AdamW in fp32, 8-bit, or 8-bit paged to host memory",
                         levels=tuple(TRAINER_NAMES), owner="optimizer"),)
+    cuda_levels = ("adamw_8bit", "paged_adamw_8bit")
 
     def check(self, plan: Plan) -> None:
-        if plan.level(self.axis) != "adamw_torch":
+        if plan.level(self.axis) in self.cuda_levels:
             require_cuda(plan, "bitsandbytes 8-bit optimizers")
             require_package("bitsandbytes", "8-bit optimizers")
 

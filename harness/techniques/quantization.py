@@ -12,9 +12,10 @@ class Quantization(Technique):
     axis = "quantization"
     settings = (Setting("quantization", str, "none", "base weights: bf16/fp32 as loaded, or bitsandbytes NF4",
                         levels=("none", "nf4"), owner="quantization"),)
+    cuda_levels = ("nf4",)
 
     def check(self, plan: Plan) -> None:
-        if plan.level(self.axis) == "nf4":
+        if plan.level(self.axis) in self.cuda_levels:
             require_cuda(plan, "NF4 quantization (bitsandbytes)")
             require_package("bitsandbytes", "NF4 quantization")
 

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from harness import supervise
+
 
 class Tracker:
     name: str = ""
@@ -77,6 +79,7 @@ class TrackerSet:
     def phase(self, name: str) -> Iterator[None]:
         """Every tracker sees the phase begin and end, also when it ends in an exception (an OOM half-way
         still has its peaks)."""
+        supervise.report_phase(name)  # the phase a hang or a hard crash is recorded in
         for tracker in self.trackers:
             tracker.phase_started(name)
         self._sample()

@@ -1,0 +1,399 @@
+"""The supervisor of one cell: every way a cell can end leaves a result file, and no cell blocks the matrix.
+
+`vramlab run-cell` no longer measures anything itself. It starts the measuring process (the hidden
+`run-cell-worker` command, which is harness.run_cell as before) in a process session of its own, and waits:
+
+- the worker writes its own result (ok, oom, skipped, error): that result stands;
+- the worker passes the cell's wall-clock limit: its whole process group gets SIGTERM, then SIGKILL after
+  a grace period, and the supervisor writes a `timeout` result with the phase the worker was in;
+- the worker ends without a new result (SIGKILL from the kernel's OOM killer, a segfault in a CUDA
+  library, an exception inside the error handling): the supervisor writes an `error` result saying how;
+- the supervisor itself gets SIGINT or SIGTERM: it passes the signal on to the worker's group and exits
+  without a result, so that the next run measures the cell again.
+
+The supervisor never imports torch nor touches CUDA, so the measured process is still the only one with
+anything on the device. The worker tells it its phase (start, load, train) through a small status file
+named by VRAMLAB_STATUS_FILE; the functions of the worker's side (`report`, `report_phase`, `worker`) are
+inert without it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import math
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from harness.cells import Cell
+from harness.results import CellResult, Status, now, write_atomic
+
+log = logging.getLogger("vramlab")
+
+STATUS_ENV = "VRAMLAB_STATUS_FILE"
+TIME_LIMIT_ENV = "VRAMLAB_TIME_LIMIT"
+FAULT_ENV = "VRAMLAB_TEST_FAULT"
+
+BASE_SECONDS = 1800.0  # loading a large model from a cold disk, compiling kernels, the first steps
+SECONDS_PER_MICRO_BATCH = 30.0  # a slow paged or offloaded micro-batch on a 16 GB card stays well below this
+GRACE_SECONDS = 10.0
+POLL_SECONDS = 0.1
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+class SupervisorError(ValueError):
+    """A limit that cannot be used; the message names where it came from."""
+
+
+def micro_batches(settings: dict[str, Any]) -> int:
+    return (settings["warmup_steps"] + settings["steps"]) * settings["grad_accum"] * settings["batch_size"]
+
+
+def time_limit(settings: dict[str, Any], given: float | None = None) -> float:
+    """Seconds the cell may take: `given` (--time-limit), else VRAMLAB_TIME_LIMIT, else scaled by its work.
+
+    Not a setting of the cell: a setting would enter the cell id, and a new limit would re-measure every cell."""
+    source = "--time-limit"
+    if given is None and os.environ.get(TIME_LIMIT_ENV):
+        source, text = TIME_LIMIT_ENV, os.environ[TIME_LIMIT_ENV]
+        try:
+            given = float(text)
+        except ValueError:
+            raise SupervisorError(f"{TIME_LIMIT_ENV}: expected seconds, got {text!r}") from None
+    if given is None:
+        return BASE_SECONDS + SECONDS_PER_MICRO_BATCH * micro_batches(settings)
+    if not math.isfinite(given) or given <= 0:
+        raise SupervisorError(f"{source}: the time limit must be a positive number of seconds, got {given!r}")
+    return given
+
+
+# --- the worker's side ------------------------------------------------------------------------------------
+
+_status: dict[str, Any] = {}
+
+
+def report(**fields: Any) -> None:
+    """Tell the supervisor something it should keep if this process dies before writing its result."""
+    path = os.environ.get(STATUS_ENV)
+    if not path:
+        return
+    _status.update(fields)
+    target = Path(path)
+    try:
+        # temp file + rename: the supervisor may read at any moment, also after a SIGKILL half-way through a write
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as handle:
+                json.dump(_status, handle, default=str)
+            os.replace(tmp, target)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError as err:
+        # telling the supervisor is a courtesy; it must never change the outcome of the measurement
+        log.warning("could not report to the supervisor: %s", err)
+
+
+def report_phase(phase: str) -> None:
+    report(phase=phase)
+    _test_fault(phase)
+
+
+def worker_record() -> dict[str, Any]:
+    """What a worker's own result keeps of its supervision; empty when no supervisor started it."""
+    if not os.environ.get(STATUS_ENV):
+        return {}
+    try:
+        return {"time_limit_seconds": float(os.environ[TIME_LIMIT_ENV])}
+    except (KeyError, ValueError):
+        return {}
+
+
+@contextmanager
+def worker() -> Iterator[None]:
+    """The worker's whole life: it starts in phase 'start', and an exception that escapes even the cell's
+    own error handling still reaches the supervisor's result as a traceback."""
+    report_phase("start")
+    try:
+        yield
+    except Exception:
+        report(traceback=traceback.format_exc())
+        raise
+
+
+class _UndescribableError(RuntimeError):
+    def __str__(self) -> str:
+        raise RuntimeError("test fault: this error fails when it is described")
+
+
+def _test_fault(phase: str) -> None:
+    """VRAMLAB_TEST_FAULT=<kind>:<phase> exists for tests/test_supervise.py only: it makes a worker hang or die
+    the ways real ones do, at a phase boundary, without a test path anywhere in the measuring code. Unset, it
+    does nothing. Kinds: hang (with a helper process in its group, as a stuck data loader has), sigkill (as
+    the kernel's OOM killer does), raise-in-handler (an error that fails again inside the cell's handling)."""
+    kind, _, at = os.environ.get(FAULT_ENV, "").partition(":")
+    if not kind or at != phase:
+        return
+    if kind == "hang":
+        helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+        print(f"test fault: hanging in phase {phase} with helper process {helper.pid}", file=sys.stderr, flush=True)
+        while True:
+            time.sleep(3600)
+    if kind == "sigkill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if kind == "raise-in-handler":
+        raise _UndescribableError()
+    raise SupervisorError(f"{FAULT_ENV}: unknown fault {kind!r}")
+
+
+# --- the supervisor's side --------------------------------------------------------------------------------
+
+
+def supervise(cell: Cell, out: Path, worker_args: list[str], limit: float, grace: float = GRACE_SECONDS) -> int:
+    """Run the worker under `limit` seconds; returns the exit status for `vramlab run-cell` (0 once a result
+    exists, so the matrix goes on). Interrupted, it ends by the same signal and leaves no result."""
+    before = _signature(out)
+    started = now()
+    with tempfile.TemporaryDirectory(prefix="vramlab-status-") as folder:
+        status_file = Path(folder) / "status.json"
+        env = {**os.environ, STATUS_ENV: str(status_file), TIME_LIMIT_ENV: repr(limit)}
+        proc = subprocess.Popen([sys.executable, "-m", "harness", "run-cell-worker", *worker_args], env=env,
+                                start_new_session=True, preexec_fn=_dies_with_this_process())
+        interrupted: list[int] = []
+        reaped = False
+
+        def forward(signum: int, frame: FrameType | None) -> None:
+            # the worker is in a session of its own: a Ctrl-C on the terminal or a scheduler's SIGTERM reaches
+            # only this process, and the worker must not outlive it
+            interrupted.append(signum)
+            if not reaped:
+                _signal_group(proc.pid, signum)
+
+        # a signal this process was started ignoring (SIGINT in a background job) stays ignored, as before
+        previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)
+                    if signal.getsignal(s) is not signal.SIG_IGN}
+        try:
+            ended_by = _watch(proc, time.monotonic() + limit, interrupted, grace)
+            returncode = _reap(proc, grace)
+            reaped = True
+            status = _read_status(status_file)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+    if interrupted:
+        log.warning("cell %s: interrupted by %s; no result, so the next run measures it again", cell.cell_id,
+                    signal.Signals(interrupted[0]).name)
+        signal.signal(interrupted[0], signal.SIG_DFL)
+        os.kill(os.getpid(), interrupted[0])
+        return 128 + interrupted[0]
+    if _signature(out) not in (None, before):
+        if ended_by is not None or returncode:
+            log.warning("cell %s: its result was written, then the worker %s", cell.cell_id,
+                        f"passed its {limit:g} s limit" if ended_by else _how_it_exited(returncode))
+        return 0
+    _write_result(cell, out, status, limit, ended_by, returncode, started)
+    return 0
+
+
+def _watch(proc: subprocess.Popen[bytes], deadline: float, interrupted: list[int], grace: float) -> str | None:
+    """Wait for the worker to exit, leaving it unreaped so that no new process can take its group id while
+    the group is signalled. Returns how it was ended at the limit (the last signal sent), or None when it
+    ended by itself or was interrupted."""
+    while not _exited(proc.pid):
+        if interrupted:
+            end_group(proc.pid, grace, first=None)  # the signal is already on its way
+            return None
+        if time.monotonic() >= deadline:
+            return end_group(proc.pid, grace) or "nothing: it ended at the limit"
+        time.sleep(POLL_SECONDS)
+    if _group_alive(proc.pid):
+        # a helper the worker left behind (a data loader worker) would hold memory the next cell needs
+        end_group(proc.pid, grace)
+    return None
+
+
+def _reap(proc: subprocess.Popen[bytes], grace: float) -> int | None:
+    try:
+        return proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        # SIGKILL waits for a process stuck in the driver (uninterruptible sleep); the result cannot wait
+        log.warning("worker %d still has not ended after SIGKILL", proc.pid)
+        return None
+
+
+def end_group(pgid: int, grace: float = GRACE_SECONDS, first: signal.Signals | None = signal.SIGTERM) -> str | None:
+    """SIGTERM to every process of the group, then SIGKILL to whatever is still there after `grace` seconds;
+    returns the name of the last signal sent (None when the group was already gone)."""
+    sent = None
+    if first is not None and _signal_group(pgid, first):
+        sent = first.name
+    deadline = time.monotonic() + grace
+    while _group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return signal.SIGKILL.name if _signal_group(pgid, signal.SIGKILL) else sent
+        time.sleep(POLL_SECONDS)
+    return sent
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _exited(pid: int) -> bool:
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs; zombies (the unreaped worker itself) do not count."""
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
+        return _signal_group(pgid, 0)
+    with entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = Path(entry.path, "stat").read_text()
+            except OSError:
+                continue
+            # the command name may hold spaces and parentheses: the fields start after its last ')'
+            fields = stat[stat.rfind(")") + 2:].split()
+            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+                return True
+    return False
+
+
+def _dies_with_this_process() -> Callable[[], None] | None:
+    """A worker in its own session escapes a kill of this process's group (a workflow killed with kill -9): the
+    kernel sends it SIGKILL when this process dies, so that it never writes a result nobody waits for."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return None
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        if os.getppid() != parent:  # this process died before the line above
+            os._exit(1)
+
+    return arm
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    """A result is new when this changed: results are renamed into place, so every write is a new inode."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def _read_status(path: Path) -> dict[str, Any]:
+    try:
+        status = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return status if isinstance(status, dict) else {}
+
+
+def _how_it_exited(returncode: int | None) -> str:
+    if returncode is None:
+        return "did not end even after SIGKILL (stuck in the driver?)"
+    if returncode >= 0:
+        return f"exited with code {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    cause = {"SIGKILL": " (perhaps the kernel's out-of-memory killer)",
+             "SIGSEGV": " (a crash in native code: a CUDA library, a kernel)",
+             "SIGBUS": " (a crash in native code: a CUDA library, a kernel)",
+             "SIGABRT": " (aborted by native code: a failed assertion in a library)"}.get(name, "")
+    return f"was killed by {name}{cause}"
+
+
+def _write_result(cell: Cell, out: Path, status: dict[str, Any], limit: float, ended_by: str | None,
+                  returncode: int | None, started: str) -> CellResult:
+    from harness.run_cell import new_result
+
+    phase = str(status.get("phase") or "start")
+    trace = status.get("traceback")
+    record: dict[str, Any] = {"time_limit_seconds": limit, "phase": phase}
+    if ended_by is not None:
+        record["ended_by"] = ended_by
+        result_status = Status.timeout
+        reason = f"passed its wall-clock limit of {limit:g} s in phase '{phase}'; its processes were ended"
+    else:
+        record["exit"] = _how_it_exited(returncode)
+        result_status = Status.error
+        reason = f"the measuring process {record['exit']} in phase '{phase}', without writing a result"
+        if trace:
+            reason += f"; last error: {trace.strip().splitlines()[-1][:500]}"
+    result = new_result(cell, result_status, reason, environment=_environment(cell, status.get("environment")),
+                        phase=phase, traceback=trace, records={"supervisor": record})
+    result.started_at, result.finished_at = started, now()
+    write_atomic(out, result)
+    log.warning("cell %s (%s): %s - %s", cell.cell_id, cell.name, result_status.value, reason)
+    return result
+
+
+def _environment(cell: Cell, reported: Any) -> dict[str, Any] | None:
+    """The worker's own record when it got that far (it knows the device); else what can be known without
+    torch. Never raises: a result without an environment is better than none."""
+    from harness.environment import _cpu_name, _git, versions
+    from harness.results.model import Environment
+
+    if isinstance(reported, dict):
+        try:
+            return Environment.model_validate(reported).model_dump()
+        except ValueError:
+            log.warning("the worker's environment record is not valid; recording one without the device")
+    try:
+        import psutil
+
+        driver = _nvidia_driver()
+        cuda = cell.settings.get("device") != "cpu" and cuda_present()
+        return {"host": socket.gethostname(), "platform": platform.platform(), "cpu": _cpu_name(),
+                "cpu_count": os.cpu_count(), "host_memory_bytes": psutil.virtual_memory().total,
+                "python": platform.python_version(), "versions": versions(), "git": _git(),
+                "cuda_available": cuda, "driver": driver}
+    except Exception as err:
+        log.warning("no environment for the result: %s", err)
+        return None
+
+
+def cuda_present() -> bool:
+    """Asking torch would start CUDA in this process; a loaded driver with visible devices is what
+    torch.cuda.is_available() would find, short of a broken installation."""
+    return _nvidia_driver() is not None and os.environ.get("CUDA_VISIBLE_DEVICES") not in ("", "-1")
+
+
+def _nvidia_driver() -> str | None:
+    try:
+        text = Path("/proc/driver/nvidia/version").read_text()
+    except OSError:
+        return None
+    words = text.split()
+    # "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ..."
+    return next((w for w in words if w[:1].isdigit() and "." in w), None)
