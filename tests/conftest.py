@@ -29,6 +29,24 @@ def cache_dir(tmp_path_factory) -> Path:
     return path
 
 
+# one tiny cell (random weights, real stack) on the CPU: format with cells="  - {name: x, context: 32}"
+TINY = """
+fixed:
+  model: "arch:tiny-llama"
+  data: zipf
+  device: cpu
+  steps: 2
+  warmup_steps: 1
+  grad_accum: 2
+  lora_rank: 4
+  lora_alpha: 8
+  budget: 16GiB
+design: list
+cells:
+{cells}
+"""
+
+
 def write_matrix(folder: Path, text: str, name: str = "m") -> Path:
     path = folder / f"{name}.yaml"
     path.write_text(text)

@@ -6,23 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import run_vramlab, write_matrix
-
-TINY = """
-fixed:
-  model: "arch:tiny-llama"
-  data: zipf
-  device: cpu
-  steps: 2
-  warmup_steps: 1
-  grad_accum: 2
-  lora_rank: 4
-  lora_alpha: 8
-  budget: 16GiB
-design: list
-cells:
-{cells}
-"""
+from tests.conftest import TINY, run_vramlab, write_matrix
 
 
 def run_one(tmp_path, cache_dir, cell: str, address_space: int | None = None) -> dict:

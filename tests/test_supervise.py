@@ -22,29 +22,14 @@ import pytest
 from harness.cli import parser
 from harness.settings import defaults
 from harness.supervise import TIME_LIMIT_ENV, SupervisorError, end_group, time_limit
-from tests.conftest import REPO, run_vramlab, write_matrix
+from tests.conftest import REPO, TINY, run_vramlab, write_matrix
 
-TINY = """
-fixed:
-  model: "arch:tiny-llama"
-  data: zipf
-  device: cpu
-  steps: 2
-  warmup_steps: 1
-  grad_accum: 2
-  lora_rank: 4
-  lora_alpha: 8
-  budget: 16GiB
-design: list
-cells:
-  - {cell}
-"""
 PLAIN = "{name: plain, context: 32}"
 HELPER = re.compile(r"test fault: hanging in phase (\w+) with helper process (\d+)")
 
 
 def cell_of(tmp_path: Path, cache_dir: Path, cell: str = PLAIN) -> tuple[Path, str]:
-    matrix = write_matrix(tmp_path, TINY.format(cell=cell))
+    matrix = write_matrix(tmp_path, TINY.format(cells=f"  - {cell}"))
     listed = run_vramlab("cells", str(matrix), "--json", cwd=tmp_path, cache=cache_dir)
     assert listed.returncode == 0, listed.stderr
     return matrix, json.loads(listed.stdout.splitlines()[0])["cell_id"]
