@@ -22,6 +22,7 @@ from harness.matrix import MatrixError, claim_results_folder, matrix_options, ma
 from harness.matrix import expand as expand_matrix
 from harness.results import ResultFileError, check, result_path, set_aside
 from harness.runtime import Runtime
+from harness.reproduce import machine_label
 from harness.workflow import default_matrix
 
 if config.get("matrix"):
@@ -77,6 +78,21 @@ for _cell_id in IDS:
 
 EVALUATIONS = expand(f"{RESULTS}/{NAME}/evaluations/{{cell_id}}/{{task}}.json", cell_id=IDS, task=TASKS)
 
+# Reproduction: the committed results are the published reference. The embedded default (no matrix named)
+# measures every published cell again on this machine, into results/<matrix>/reproductions/<machine>/, and
+# ends with the comparison; a matrix named with --config matrix=... completes its reference folder instead,
+# unless --config reproduce=true. Cells without a published result are measured into the reference folder.
+_wanted = str(config.get("reproduce", "auto")).lower()
+REPRODUCE = (not config.get("matrix")) if _wanted == "auto" else _wanted in ("true", "1", "yes")
+MACHINE = machine_label()
+PUBLISHED = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()] if REPRODUCE else []
+REPRODUCTIONS = expand(f"{RESULTS}/{NAME}/reproductions/{MACHINE}/{{cell_id}}.json", cell_id=PUBLISHED)
+COMPARISON = [f"{REPORTS}/{NAME}/reproductions/{MACHINE}/comparison.md"] if PUBLISHED else []
+if PUBLISHED:
+    print(f"vramlab: reproducing the {len(PUBLISHED)} published cells of '{NAME}' on this machine ({MACHINE}), "
+          f"into {RESULTS}/{NAME}/reproductions/{MACHINE}/, then comparing them with the published results",
+          file=sys.stderr)
+
 
 rule all:
     input:
@@ -84,6 +100,42 @@ rule all:
         # the results too: a deleted result file is measured again even while an older report exists
         expand(f"{RESULTS}/{NAME}/{{cell_id}}.json", cell_id=IDS),
         EVALUATIONS,
+        COMPARISON,
+
+
+onsuccess:
+    if COMPARISON and Path(COMPARISON[0]).is_file():
+        print(Path(COMPARISON[0]).read_text().splitlines()[0] + f"  ({COMPARISON[0]})", file=sys.stderr)
+
+
+rule reproduce:
+    output:
+        f"{RESULTS}/{NAME}/reproductions/{MACHINE}/{{cell_id}}.json",
+    log:
+        f"{RESULTS}/{NAME}/logs/{{cell_id}}.reproduce.log",
+    wildcard_constraints:
+        cell_id="[0-9a-f]{12}",
+    resources:
+        gpu=lambda wildcards: device_resources(wildcards)["gpu"],
+        gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
+    params:
+        matrix=MATRIX,
+        flags="--shared-device" if SHARED else "",
+    shell:
+        "{sys.executable} -m harness run-cell --matrix {params.matrix:q} --cell {wildcards.cell_id} "
+        "--out {output:q} {params.flags} 2>&1 | tee {log:q}; exit ${{PIPESTATUS[0]}}"
+
+
+rule compare:
+    input:
+        REPRODUCTIONS,
+    output:
+        f"{REPORTS}/{NAME}/reproductions/{MACHINE}/comparison.md",
+    params:
+        matrix=MATRIX,
+    shell:
+        "{sys.executable} -m harness compare {params.matrix:q} --machine {MACHINE:q} --results-dir {RESULTS:q} "
+        "--reports-dir {REPORTS:q}"
 
 
 rule cell:

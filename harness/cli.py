@@ -116,6 +116,15 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from harness.reproduce import machine_label, write_comparison
+
+    path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir),
+                            args.machine or machine_label())
+    print(path.read_text().splitlines()[0])
+    return 0
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from harness.results import check
 
@@ -216,6 +225,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--task", action="append", help="only this task (repeatable); default: the matrix's tasks")
     p.add_argument("--results-dir", default="results")
     p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("compare", help="compare this machine's reproduction of a matrix with its published results")
+    p.add_argument("matrix")
+    p.add_argument("--machine", help="the reproduction's folder under results/<matrix>/reproductions/ "
+                                     "(default: this host)")
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--reports-dir", default="reports")
+    p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("check", help="validate result files (or folders of them); exit 1 naming each bad one")
     p.add_argument("paths", nargs="+")

@@ -25,10 +25,12 @@ cells:
 """
 
 
-def snakemake(workdir: Path, matrix: Path, cache: Path, *extra: str, **popen) -> subprocess.Popen:
+def snakemake(workdir: Path, matrix: Path, cache: Path, *extra: str, config: tuple[str, ...] = (),
+              **popen) -> subprocess.Popen:
     env = {**os.environ, "VRAMLAB_CACHE": str(cache), "PYTHONPATH": str(REPO)}
+    # one --config flag: a second one would replace the first, matrix included
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-               "--cores", "1", "--config", f"matrix={matrix}", *extra]
+               "--cores", "1", *extra, "--config", f"matrix={matrix}", *config]
     popen.setdefault("stdout", subprocess.PIPE)
     return subprocess.Popen(command, env=env, stderr=subprocess.STDOUT, text=True, **popen)
 
@@ -114,3 +116,32 @@ def test_slurm_profile_sends_each_cell_as_a_one_gpu_job(tmp_path, cache_dir):
     cell_jobs = [block for block in out.split("rule ")[1:] if block.startswith("cell:")]
     assert len(cell_jobs) == 18
     assert all("gpu=1" in block and "slurm_partition=gpu" in block for block in cell_jobs)
+
+
+@pytest.mark.slow
+def test_a_reproduction_measures_again_beside_the_published_results_and_compares(tmp_path, cache_dir):
+    from harness.reproduce import machine_label
+
+    matrix = write_matrix(tmp_path, """
+fixed: {model: "arch:tiny-qwen3", data: zipf, device: cpu, warmup_steps: 1, steps: 2, lora_rank: 4, lora_alpha: 4}
+design: list
+cells:
+  - {name: a, context: 32}
+  - {name: b, context: 48}
+""")
+    out, _ = snakemake(tmp_path, matrix, cache_dir).communicate(timeout=600)  # the published reference
+    published = {p.name: p.read_bytes() for p in (tmp_path / "results" / "m").glob("*.json")}
+    assert len(published) == 2, out[-3000:]
+
+    proc = snakemake(tmp_path, matrix, cache_dir, config=("reproduce=true",))
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, out[-3000:]
+    machine = machine_label()
+    mine = sorted((tmp_path / "results" / "m" / "reproductions" / machine).glob("*.json"))
+    assert [p.name for p in mine] == sorted(published)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "results" / "m").glob("*.json")} == published
+    comparison = (tmp_path / "reports" / "m" / "reproductions" / machine / "comparison.md").read_text()
+    assert comparison.startswith(f"Reproduction on {machine} agrees with the published results: 2 of 2 cells")
+    assert "Reproduction on" in out  # the run ends by saying so
+    out, _ = snakemake(tmp_path, matrix, cache_dir, config=("reproduce=true",)).communicate(timeout=120)
+    assert "Nothing to be done" in out
