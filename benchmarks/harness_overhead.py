@@ -34,7 +34,7 @@ def main(matrix: str, cell_id: str, reuse: bool) -> None:
         harness_file = out / f"harness-{cell_id}.json"
         subprocess.run([sys.executable, "-m", "harness", "run-cell", "--matrix", matrix, "--cell", cell_id,
                         "--out", str(harness_file)], check=True, cwd=REPO)
-    harnessed = results.read(harness_file)
+    harnessed = results.read(harness_file).model_dump(mode="json")  # the typed result, as the dict read below
     cap = harnessed["budget"]["allocator_cap_bytes"]
     model_path = models.resolve(cell.settings["model"], seed=cell.settings["seed"]).path
     done = run_standalone(model_path, context=cell.settings["context"],
