@@ -76,7 +76,7 @@ def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str]
             _write(_result(cell, task, status, reason), results_dir)
         return
     pending = [t for t in names if not _current(results.evaluation_path(results_dir, cell.matrix, cell.cell_id, t),
-                                                trained.adapter.sha256, None)]
+                                                trained.adapter.sha256, _parameters(t, cell.settings, plan))]
     if not pending:
         return
     try:
@@ -89,6 +89,15 @@ def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str]
     with session:
         for task in pending:
             _write(session.evaluate(task), results_dir)
+
+
+def _parameters(task: str, settings: dict[str, Any], plan: EvaluationPlan) -> dict[str, Any] | None:
+    """A project task's parameters (what its data depends on), known without loading the model; None for an
+    lm-eval task, whose data lm-eval owns."""
+    from harness.evaluation.tasks import PROJECT_TASKS, TaskContext
+
+    definition = PROJECT_TASKS.get(task)
+    return definition.parameters(TaskContext(settings, None, plan)) if definition else None
 
 
 def _no_model_reason(trained: Any, results_dir: Path) -> str | None:
