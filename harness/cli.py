@@ -211,7 +211,7 @@ def parser() -> argparse.ArgumentParser:
                    help="replace an existing result even where this machine cannot measure the cell")
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
                    help="end the cell after this long and record it as 'timeout' (default: $VRAMLAB_TIME_LIMIT, "
-                        "else 1800 s + 30 s per micro-batch)")
+                        "else 1800 s + 30 s per training sequence)")
     p.set_defaults(func=_cmd_run_cell)
 
     # the measuring process that run-cell starts and watches; no help: it is not meant to be called by hand

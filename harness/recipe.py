@@ -22,10 +22,6 @@ from harness.trackers import TrackerSet
 log = logging.getLogger("vramlab")
 
 
-class Skipped(Exception):
-    """The cell cannot run here; the message is the reason recorded."""
-
-
 def _loss_logger(losses: list[float]) -> Any:
     from transformers import TrainerCallback
 

@@ -59,7 +59,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     from harness import data as data_module
     from harness.budget import Budget
     from harness.models import cache_root
-    from harness.recipe import Skipped, train_cell
+    from harness.recipe import train_cell
     from harness.trackers import (
         ComputeTracker,
         DeviceMemoryProbe,
@@ -102,7 +102,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
         outputs["scratch_dir"] = scratch
         try:
             train_cell(settings, runtime, trackers, budget, outputs, adapter_dir)
-        except (Skipped, Unavailable, DoesNotFit) as err:
+        except (Unavailable, DoesNotFit) as err:
             # DoesNotFit: truncation 'none' and a preceding text longer than the context
             status, reason = Status.skipped, str(err)
         except BaseException as err:

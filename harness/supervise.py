@@ -48,7 +48,7 @@ TIME_LIMIT_ENV = "VRAMLAB_TIME_LIMIT"
 FAULT_ENV = "VRAMLAB_TEST_FAULT"
 
 BASE_SECONDS = 1800.0  # loading a large model from a cold disk, compiling kernels, the first steps
-SECONDS_PER_MICRO_BATCH = 30.0  # a slow paged or offloaded micro-batch on a 16 GB card stays well below this
+SECONDS_PER_SEQUENCE = 30.0  # a slow paged or offloaded sequence on a 16 GB card stays well below this
 GRACE_SECONDS = 10.0
 POLL_SECONDS = 0.1
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -56,10 +56,6 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 class SupervisorError(ValueError):
     """A limit that cannot be used; the message names where it came from."""
-
-
-def micro_batches(settings: dict[str, Any]) -> int:
-    return (settings["warmup_steps"] + settings["steps"]) * settings["grad_accum"] * settings["batch_size"]
 
 
 def time_limit(settings: dict[str, Any], given: float | None = None) -> float:
@@ -74,7 +70,9 @@ def time_limit(settings: dict[str, Any], given: float | None = None) -> float:
         except ValueError:
             raise SupervisorError(f"{TIME_LIMIT_ENV}: expected seconds, got {text!r}") from None
     if given is None:
-        return BASE_SECONDS + SECONDS_PER_MICRO_BATCH * micro_batches(settings)
+        from harness.data import sequences_needed
+
+        return BASE_SECONDS + SECONDS_PER_SEQUENCE * sequences_needed(settings)
     if not math.isfinite(given) or given <= 0:
         raise SupervisorError(f"{source}: the time limit must be a positive number of seconds, got {given!r}")
     return given
