@@ -21,7 +21,8 @@ from harness.evaluation.plan import evaluation_plan
 from harness.matrix import MatrixError, claim_results_folder, matrix_options, matrix_path
 from harness.matrix import expand as expand_matrix
 from harness.results import ResultFileError, check, result_path, set_aside
-from harness.runtime import Runtime
+from harness.supervise import cuda_present
+from harness.techniques import needs_cuda
 from harness.reproduce import machine_label
 from harness.workflow import default_matrix
 
@@ -37,8 +38,10 @@ except MatrixError as err:
     raise WorkflowError(f"vramlab: {err}") from None
 NAME = CELLS[0].matrix
 IDS = [c.cell_id for c in CELLS]
+RESULTS = config.get("results_dir", "results")
+REPORTS = config.get("reports_dir", "reports")
 try:
-    claim_results_folder(Path(config.get("results_dir", "results")), NAME, matrix_path(MATRIX))
+    claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX))
 except MatrixError as err:
     raise WorkflowError(f"vramlab: {err}") from None
 # cells that may touch a GPU hold the one `gpu` resource, so they never share a card; a matrix that allows
@@ -53,15 +56,10 @@ def device_resources(wildcards):
     needs = NEEDS_GPU[wildcards.cell_id]
     return {"gpu": 0, "gpu_slot": needs} if SHARED else {"gpu": needs, "gpu_slot": 0}
 
-RESULTS = config.get("results_dir", "results")
-REPORTS = config.get("reports_dir", "reports")
-from harness.supervise import cuda_present
-from harness.techniques import needs_cuda
 
 _GPU_CELLS = [c for c in CELLS if needs_cuda(c.settings)]
 if _GPU_CELLS and not cuda_present():
-    _missing = [c for c in _GPU_CELLS if not result_path(Path(config.get("results_dir", "results")), NAME,
-                                                         c.cell_id).is_file()]
+    _missing = [c for c in _GPU_CELLS if not result_path(Path(RESULTS), NAME, c.cell_id).is_file()]
     print(f"vramlab: {len(_GPU_CELLS)} of {len(CELLS)} cells need a CUDA GPU and this machine has none: "
           f"the {len(_missing)} without a result will be recorded as skipped here; the "
           f"{len(_GPU_CELLS) - len(_missing)} with a result keep it", file=sys.stderr)
