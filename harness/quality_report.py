@@ -19,37 +19,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from harness.evaluation.equivalence import EXACT_BY_DESIGN, Verdict, describe_tolerances, score_drifts
-
-GIB = 2**30
-# the metric that stands for each task in tables: the first of these that the task reports
-MAIN_METRICS = ("bits_per_byte", "exact_match", "acc_norm", "acc", "word_perplexity")
-LANGUAGES = {"en": "English", "es": "Spanish", "fr": "French", "de": "German"}
-
-
-def group_name(name: str) -> str:
-    return name.split("/seed=")[0]
-
-
-def main_metric(quality: pd.DataFrame, task: str) -> str | None:
-    metrics = set(quality.loc[(quality["task"] == task) & quality["metric"].notna(), "metric"])
-    return next((m for m in MAIN_METRICS if m in metrics), min(metrics) if metrics else None)
-
-
-def summary(quality: pd.DataFrame) -> pd.DataFrame:
-    """One row per (group, task, metric): mean over seeds, spread, n, the untrained score and the gain."""
-    scored = quality[quality["status"] == "ok"].copy()
-    if scored.empty:
-        return pd.DataFrame(columns=["group", "task", "metric", "mean", "sd", "n", "baseline", "delta", "partial"])
-    scored["group"] = scored["name"].map(group_name)
-    rows = []
-    for (group, task, metric), part in scored.groupby(["group", "task", "metric"], sort=False):
-        values = part["value"].astype(float)
-        rows.append({"group": group, "task": task, "metric": metric, "mean": values.mean(),
-                     "sd": values.std(ddof=1) if len(values) > 1 else math.nan, "n": len(values),
-                     "stderr": part["stderr"].astype(float).mean(), "baseline": part["baseline"].astype(float).mean(),
-                     "delta": part["delta"].astype(float).mean(), "partial": bool(part["partial"].any()),
-                     "higher_is_better": bool(part["higher_is_better"].iloc[0])})
-    return pd.DataFrame(rows)
+from harness.quality_findings import GIB, SIGMAS, effects, findings, group_name, main_metric, summarize
 
 
 def _cell(row: pd.Series | None) -> str:
@@ -62,7 +32,7 @@ def _cell(row: pd.Series | None) -> str:
 
 
 def quality_table(cells: pd.DataFrame, quality: pd.DataFrame) -> pd.DataFrame:
-    table = summary(quality)
+    table = summarize(quality)
     tasks = list(dict.fromkeys(quality["task"]))
     groups = list(dict.fromkeys(cells["name"].map(group_name)))
     random = {group_name(n) for n, r in zip(cells["name"], cells["random_weights"], strict=True) if r is True}
@@ -128,101 +98,6 @@ def _num(value: Any) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
-def _mean_of(table: pd.DataFrame, group: str, task: str, metric: str) -> pd.Series | None:
-    match = table[(table["group"] == group) & (table["task"] == task) & (table["metric"] == metric)]
-    return None if match.empty else match.iloc[0]
-
-
-def _groups(cells: pd.DataFrame) -> pd.DataFrame:
-    """One row per group of seeds (the first seed's settings stand for the group)."""
-    return cells.assign(group=cells["name"].map(group_name)).drop_duplicates("group").set_index("group")
-
-
-def pairs_differing_in(groups: pd.DataFrame, setting: str, ignore: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-    """(group, group) pairs whose settings are equal but for `setting` (and the seed, and `ignore`)."""
-    from harness.settings import SETTINGS
-
-    same = [s for s in SETTINGS if s in groups.columns and s not in {setting, "seed", *ignore}]
-    keys = groups[same].astype(str).apply(tuple, axis=1)
-    found = []
-    for a in groups.index:
-        for b in groups.index:
-            if a < b and keys[a] == keys[b] and str(groups.at[a, setting]) != str(groups.at[b, setting]):
-                found.append((a, b))
-    return found
-
-
-def findings(cells: pd.DataFrame, quality: pd.DataFrame) -> list[str]:
-    """The questions the quality matrix was built to answer, answered from its numbers."""
-    table = summary(quality)
-    scored = set(table["group"])
-    groups = _groups(cells)
-    lines = []
-    if "truncation" in groups.columns:
-        for a, b in pairs_differing_in(groups, "truncation", ignore=("truncation_decay",)):
-            policies = {groups.at[a, "truncation"]: a, groups.at[b, "truncation"]: b}
-            if {"exp_decay", "tail"} <= set(policies) and {a, b} <= scored:
-                context = int(groups.at[a, "context"])
-                lines.append(_compare(table, policies["exp_decay"], policies["tail"],
-                                      f"At {context:,} tokens of context, exp_decay (`{policies['exp_decay']}`) "
-                                      f"against tail (`{policies['tail']}`)"))
-    if "vocabulary" in groups.columns:
-        for a, b in pairs_differing_in(groups, "vocabulary", ignore=("vocabulary_source",)):
-            base, group = (a, b) if str(groups.at[a, "vocabulary"]) == "native" else (b, a)
-            if str(groups.at[base, "vocabulary"]) != "native" or not {a, b} <= scored:
-                continue
-            row = groups.loc[group]
-            parts = []
-            for lang, language in LANGUAGES.items():
-                x = _mean_of(table, group, f"text_{lang}", "bits_per_byte")
-                y = _mean_of(table, base, f"text_{lang}", "bits_per_byte")
-                if x is not None and y is not None:
-                    share = _outside_share(quality, group, f"text_{lang}")
-                    parts.append(f"{language} {x['mean'] - y['mean']:+.3f} bits/byte"
-                                 + (f" ({share:.1%} of its tokens spelled out)" if share is not None else ""))
-            x, y = _mean_of(table, group, "workload_bpb", "bits_per_byte"), _mean_of(table, base, "workload_bpb",
-                                                                                     "bits_per_byte")
-            if x is not None and y is not None:
-                parts.append(f"the documents {x['mean'] - y['mean']:+.3f} bits/byte")
-            if parts:
-                lines.append(f"Slicing to {int(row['vocabulary']):,} tokens ({row['vocabulary_source']}), against "
-                             f"`{base}` after the same training (n={_n(table, group)} and {_n(table, base)}): "
-                             + "; ".join(parts) + ".")
-    return lines
-
-
-def _n(table: pd.DataFrame, group: str) -> int:
-    return int(table.loc[table["group"] == group, "n"].max())
-
-
-def _outside_share(quality: pd.DataFrame, group: str, task: str) -> float | None:
-    if "outside_share" not in quality.columns:
-        return None
-    rows = quality[(quality["name"].map(group_name) == group) & (quality["task"] == task)]["outside_share"].dropna()
-    return float(rows.mean()) if len(rows) else None
-
-
-def _compare(table: pd.DataFrame, a: str, b: str, label: str) -> str:
-    parts = []
-    for task, metric in (("workload_bpb", "bits_per_byte"), ("workload_recall", "exact_match"),
-                         ("workload_recall", "answer_in_context")):
-        x, y = _mean_of(table, a, task, metric), _mean_of(table, b, task, metric)
-        if x is None or y is None:
-            continue
-        spread = math.sqrt(_var(x) + _var(y))
-        better = (x["mean"] > y["mean"]) == x["higher_is_better"]
-        verdict = "within the spread" if spread and abs(x["mean"] - y["mean"]) <= 2 * spread else \
-            ("better" if better else "worse")
-        parts.append(f"{task} {metric} {x['mean']:.3f} vs {y['mean']:.3f} ({verdict}, n={x['n']} and {y['n']})")
-    return f"{label}: " + ("; ".join(parts) if parts else "no scores to compare") + "."
-
-
-def _var(row: pd.Series) -> float:
-    if not math.isnan(row["sd"]) and row["n"] > 1:
-        return row["sd"] ** 2 / row["n"]
-    return (row["stderr"] ** 2) if not math.isnan(row["stderr"]) else 0.0
-
-
 def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame) -> list[str]:
     lines = ["## Quality (lm-eval)", "",
              "Each entry: mean over seeds ± standard deviation, then in brackets the change against the same "
@@ -234,6 +109,15 @@ def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame) ->
     skipped = quality[quality["status"].isin(["skipped", "error"])].drop_duplicates(["task", "reason"])
     for _, row in skipped.iterrows():
         lines.append(f"- `{row['task']}` {row['status']} for some cells: {row['reason']}")
+    change = effects(cells, quality)
+    if not change.empty:
+        reference = group_name(cells["name"].iloc[0])
+        lines += ["", f"### Each change against `{reference}`", "",
+                  f"Differences of the means (a single cell against `{reference}` at the same seed). "
+                  f"\"better\" or \"worse\" only beyond {SIGMAS:g} combined standard errors (over seeds where "
+                  "there are several, else over documents); otherwise \"within the spread\". Peak memory: "
+                  "whole-process device memory, mean over seeds.", "",
+                  change.to_markdown(index=False, floatfmt="+.2f"), ""]
     found = findings(cells, quality)
     if found:
         lines += ["", "### Findings", "", *[f"- {line}" for line in found]]
@@ -251,22 +135,33 @@ def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame) ->
 
 
 def charts(cells: pd.DataFrame, quality: pd.DataFrame, out: Path) -> list[Path]:
-    table = summary(quality)
+    table = summarize(quality)
     if table.empty:
         return []
     paths = []
     memory = cells.assign(group=cells["name"].map(group_name)).groupby("group", sort=False)["peak_device_bytes"].mean()
-    tasks = [t for t in dict.fromkeys(table["task"])]
-    fig, axes = plt.subplots(1, min(len(tasks), 3), figsize=(5 * min(len(tasks), 3), 4), squeeze=False)
-    for ax, task in zip(axes[0], tasks[:3], strict=False):
+    tasks = list(dict.fromkeys(table["task"]))[:6]
+    columns = min(len(tasks), 3)
+    rows = math.ceil(len(tasks) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4 * rows), squeeze=False)
+    for ax in axes.flat[len(tasks):]:
+        ax.set_visible(False)
+    for ax, task in zip(axes.flat, tasks, strict=False):
         metric = main_metric(quality, task)
         part = table[(table["task"] == task) & (table["metric"] == metric)]
-        x = [memory.get(g, math.nan) / GIB for g in part["group"]]
-        ax.errorbar(x, part["mean"], yerr=part["sd"].fillna(0), fmt="o", capsize=3)
-        for xi, yi, label in zip(x, part["mean"], part["group"], strict=True):
-            ax.annotate(label, (xi, yi), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        x = pd.Series([memory.get(g, math.nan) / GIB for g in part["group"]], index=part.index)
+        # repeated cells carry the comparisons and get labels; single cells (equivalence checks) sit on the
+        # reference and would only hide it, so they are drawn faint and named in the report's tables
+        repeated = part["n"] > 1
+        ax.errorbar(x[repeated], part.loc[repeated, "mean"], yerr=part.loc[repeated, "sd"], fmt="o", capsize=3,
+                    color="#4477aa", label="mean ± sd over seeds")
+        ax.scatter(x[~repeated], part.loc[~repeated, "mean"], marker="o", facecolors="none", edgecolors="#bbbbbb",
+                   label="single cell (equivalence checks)")
+        _label(ax, x[repeated], part.loc[repeated, "mean"], part.loc[repeated, "group"])
         ax.set_xlabel("peak device memory (GiB, mean over seeds)")
-        ax.set_ylabel(f"{task} {metric}")
+        better = "higher" if part["higher_is_better"].any() else "lower"
+        ax.set_ylabel(f"{task} {metric} ({better} is better)")
+    axes[0][columns - 1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.suptitle("Quality against peak memory (error bars: standard deviation over seeds)")
     fig.tight_layout()
     paths.append(out / "quality_vs_memory.png")
@@ -274,6 +169,19 @@ def charts(cells: pd.DataFrame, quality: pd.DataFrame, out: Path) -> list[Path]:
     plt.close(fig)
     paths.append(_by_cell(table, quality, tasks, out / "quality_by_cell.png"))
     return paths
+
+
+def _label(ax: Any, x: pd.Series, y: pd.Series, names: pd.Series) -> None:
+    """Name each point; a point close to one already named gets its name on the other side, so that two
+    neighbours stay readable."""
+    span_x = (x.max() - x.min()) or 1.0
+    span_y = (y.max() - y.min()) or 1.0
+    placed: list[tuple[float, float]] = []
+    for i in sorted(x.index, key=lambda i: (x[i], y[i])):
+        near = any(abs(x[i] - px) < 0.12 * span_x and abs(y[i] - py) < 0.06 * span_y for px, py in placed)
+        ax.annotate(names[i], (x[i], y[i]), fontsize=7, textcoords="offset points",
+                    xytext=(-4, -9) if near else (4, 2), ha="right" if near else "left")
+        placed.append((x[i], y[i]))
 
 
 def _by_cell(table: pd.DataFrame, quality: pd.DataFrame, tasks: list[str], path: Path) -> Path:
