@@ -11,6 +11,7 @@
 # killed half-way has no file, so the next run redoes exactly that one. A result file that is damaged is
 # moved to results/<matrix>/damaged/ (never deleted) and its cell is measured again.
 
+import base64
 import sys
 
 sys.path.insert(0, workflow.basedir)
@@ -18,7 +19,7 @@ sys.path.insert(0, workflow.basedir)
 from pathlib import Path
 
 from harness.evaluation.plan import evaluation_plan
-from harness.matrix import MatrixError, claim_results_folder, matrix_options, matrix_path
+from harness.matrix import MatrixError, ceiling_spec, claim_results_folder, matrix_options, matrix_path
 from harness.matrix import expand as expand_matrix
 from harness.results import ResultFileError, check, result_path, set_aside
 from harness.supervise import cuda_present
@@ -34,6 +35,7 @@ try:
     CELLS = expand_matrix(MATRIX)
     TASKS = evaluation_plan(MATRIX).task_names()
     CONCURRENT = matrix_options(MATRIX)["concurrent_cells"]
+    CEILING = ceiling_spec(MATRIX) is not None
 except MatrixError as err:
     raise WorkflowError(f"vramlab: {err}") from None
 NAME = CELLS[0].matrix
@@ -46,9 +48,10 @@ except MatrixError as err:
     raise WorkflowError(f"vramlab: {err}") from None
 # cells that may touch a GPU hold the one `gpu` resource, so they never share a card; a matrix that allows
 # `concurrent_cells: N` has its cells hold one of N `gpu_slot`s instead, and their throughput is recorded as
-# not measured
+# not measured. On a cluster (an executor that submits jobs) each job gets a device of its own, so cells never
+# share one there, whatever the matrix allows.
 NEEDS_GPU = {c.cell_id: int(c.settings["device"] != "cpu") for c in CELLS}
-SHARED = CONCURRENT > 1
+SHARED = CONCURRENT > 1 and workflow.local_exec
 workflow.global_resources.setdefault("gpu_slot", CONCURRENT)
 
 
@@ -92,6 +95,27 @@ if PUBLISHED:
           file=sys.stderr)
 
 
+def _without_provenance(paths):
+    """Result files this Snakemake has no record of making (its records: .snakemake/metadata/, one file per
+    output, named by the output's path in URL-safe base64)."""
+    records = Path(".snakemake", "metadata")
+    return [p for p in paths if not (records / base64.urlsafe_b64encode(str(p).encode()).decode()).exists()]
+
+
+_foreign = _without_provenance([result_path(Path(RESULTS), NAME, i) for i in IDS
+                                if result_path(Path(RESULTS), NAME, i).is_file()])
+if _foreign:
+    # Snakemake's own note ("N jobs have missing provenance/metadata") sounds like a fault; it is not one
+    print(f"vramlab: {len(_foreign)} result files of '{NAME}' were made elsewhere (committed, or copied here), so "
+          "Snakemake has no record of making them and will note that jobs have 'missing provenance/metadata'. "
+          "Nothing is wrong: those results are kept as they are (a result is redone only when its file is "
+          "deleted).", file=sys.stderr)
+
+
+# light jobs (tables, charts, the comparison) run where Snakemake runs, never as cluster jobs
+localrules: all, aggregate, report, compare
+
+
 rule all:
     input:
         f"{REPORTS}/{NAME}/report.md",
@@ -99,6 +123,7 @@ rule all:
         expand(f"{RESULTS}/{NAME}/{{cell_id}}.json", cell_id=IDS),
         EVALUATIONS,
         COMPARISON,
+        [f"{REPORTS}/{NAME}/ceiling.md"] if CEILING else [],
 
 
 onsuccess:
@@ -121,7 +146,7 @@ rule reproduce:
         flags="--shared-device" if SHARED else "",
     shell:
         "{sys.executable} -m harness run-cell --matrix {params.matrix:q} --cell {wildcards.cell_id} "
-        "--out {output:q} {params.flags} 2>&1 | tee {log:q}; exit ${{PIPESTATUS[0]}}"
+        "--out {output:q} {params.flags} --log {log:q}"
 
 
 rule compare:
@@ -151,7 +176,7 @@ rule cell:
         flags=" ".join((["--keep-adapter"] if TASKS else []) + (["--shared-device"] if SHARED else [])),
     shell:
         "{sys.executable} -m harness run-cell --matrix {params.matrix:q} --cell {wildcards.cell_id} "
-        "--out {output:q} {params.flags} 2>&1 | tee {log:q}; exit ${{PIPESTATUS[0]}}"
+        "--out {output:q} {params.flags} --log {log:q}"
 
 
 rule evaluate:
@@ -171,7 +196,25 @@ rule evaluate:
         matrix=MATRIX,
     shell:
         "{sys.executable} -m harness evaluate --matrix {params.matrix:q} --cell {wildcards.cell_id} "
-        "--results-dir {RESULTS:q} 2>&1 | tee {log:q}; exit ${{PIPESTATUS[0]}}"
+        "--results-dir {RESULTS:q} --log {log:q}"
+
+
+rule ceiling:
+    # one job for a matrix's whole search: each probe depends on the ones before it, and each is still a cell
+    # in a fresh process of its own (vramlab run-cell), its result kept under results/<matrix>/ceiling/
+    output:
+        f"{REPORTS}/{NAME}/ceiling.md",
+        f"{REPORTS}/{NAME}/ceiling.csv",
+        f"{REPORTS}/{NAME}/ceiling.png",
+    log:
+        f"{RESULTS}/{NAME}/logs/ceiling.log",
+    resources:
+        gpu=int(any(NEEDS_GPU.values())),
+    params:
+        matrix=MATRIX,
+    shell:
+        "{sys.executable} -m harness ceiling {params.matrix:q} --results-dir {RESULTS:q} --reports-dir {REPORTS:q} "
+        "> {log:q}"
 
 
 rule aggregate:

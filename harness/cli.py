@@ -39,6 +39,10 @@ def _cmd_settings(args: argparse.Namespace) -> int:
 
 def _cell_and_paths(args: argparse.Namespace) -> tuple[Cell, Path, Path | None]:
     cell = find_cell(args.matrix, args.cell)
+    if args.context is not None:
+        from harness.ceiling import probe_cell
+
+        cell = probe_cell(cell, args.context)
     out = Path(args.out) if args.out else result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
     adapter = adapter_folder(out.parent.parent, cell.matrix, cell.cell_id) if args.keep_adapter else None
     return cell, out, adapter
@@ -53,6 +57,8 @@ def _cell_arguments(p: argparse.ArgumentParser) -> None:
                    help="save the trained adapter under results/<matrix>/adapters/<cell_id>/ for evaluation")
     p.add_argument("--shared-device", action="store_true",
                    help="other cells run on the device at the same time: throughput is recorded as not measured")
+    p.add_argument("--context", type=int, metavar="TOKENS",
+                   help="the cell at another context, a cell of its own (a probe of `vramlab ceiling`)")
 
 
 def _keeps_existing_result(cell: Cell, out: Path, force: bool) -> str | None:
@@ -94,9 +100,42 @@ def _cmd_run_cell(args: argparse.Namespace) -> int:
     # the worker is given the resolved result file, so that both processes look at the same one
     worker_args = ["--matrix", args.matrix, "--cell", args.cell, "--out", str(out)]
     worker_args += ["--keep-adapter"] * args.keep_adapter + ["--shared-device"] * args.shared_device
+    worker_args += ["--context", str(args.context)] if args.context is not None else []
+    if args.log is None:
+        logging.getLogger("vramlab").info("cell %s of %s: %s (time limit %g s)", cell.cell_id, cell.matrix,
+                                          cell.name, limit)
+        return supervise(cell, out, worker_args, limit)
+    # a ceiling probe is no cell of the matrix: where the matrix stands says nothing about it
+    ids = [c.cell_id for c in expand(args.matrix)] if args.context is None else None
+    return _run_cell_quietly(ids, cell, out, worker_args, limit, Path(args.log))
+
+
+def _run_cell_quietly(ids: list[str] | None, cell: Cell, out: Path, worker_args: list[str], limit: float,
+                      log_file: Path) -> int:
+    """The console gets where the matrix stands, one progress line for this cell and its outcome; the log file
+    gets everything, the worker's output included."""
+    from harness.console import send_to_log
+    from harness.progress import StepLine, matrix_standing
+    from harness.results import read
+    from harness.supervise import supervise
+
+    def standing() -> str:
+        return matrix_standing(ids, out.parent) if ids is not None else "a ceiling probe"
+
+    console = send_to_log(log_file)
     logging.getLogger("vramlab").info("cell %s of %s: %s (time limit %g s)", cell.cell_id, cell.matrix, cell.name,
                                       limit)
-    return supervise(cell, out, worker_args, limit)
+    console.write(f"vramlab: {standing()}; cell {cell.name} ({cell.cell_id}) starts, "
+                  f"its log: {log_file}\n")
+    line = StepLine(f"cell {cell.name}", console)
+    code = supervise(cell, out, worker_args, limit, progress=line.update)
+    try:
+        result = read(out)
+        outcome = result.status.value + (f": {result.reason}" if result.reason else "")
+    except (OSError, ResultFileError):
+        outcome = "no result (see its log)"
+    line.close(f"vramlab: cell {cell.name}: {outcome[:300]}; {standing()}")
+    return code
 
 
 def _cmd_run_cell_worker(args: argparse.Namespace) -> int:
@@ -112,7 +151,49 @@ def _cmd_run_cell_worker(args: argparse.Namespace) -> int:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from harness.evaluation.stage import evaluate_cell
 
-    evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=args.task or None)
+    if args.log is None:
+        evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=args.task or None)
+        return 0
+    from harness.console import send_to_log
+    from harness.evaluation.plan import evaluation_plan
+    from harness.results import evaluation_path, read_evaluation
+
+    console = send_to_log(Path(args.log))
+    cell = find_cell(args.matrix, args.cell)
+    tasks = args.task or evaluation_plan(args.matrix).task_names()
+    console.write(f"vramlab: evaluating cell {cell.name} on {len(tasks)} tasks, its log: {args.log}\n")
+    evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=tasks)
+    outcomes = []
+    for task in tasks:
+        try:
+            path = evaluation_path(Path(args.results_dir), cell.matrix, cell.cell_id, task)
+            outcomes.append(f"{task} {read_evaluation(path).status.value}")
+        except (OSError, ResultFileError):
+            outcomes.append(f"{task} missing")
+    console.write(f"vramlab: evaluated cell {cell.name}: {', '.join(outcomes)}\n")
+    return 0
+
+
+def _cmd_ceiling(args: argparse.Namespace) -> int:
+    from harness.ceiling import search, write_report
+    from harness.matrix import ceiling_spec
+
+    spec = ceiling_spec(args.matrix)
+    if spec is None:
+        print(f"vramlab: {args.matrix} has no `ceiling:` section (low, high, resolution) to search",
+              file=sys.stderr)
+        return 2
+    cells = [c for c in expand(args.matrix) if not args.cell or c.cell_id in args.cell or c.name in args.cell]
+    if not cells:
+        print(f"vramlab: no cell of {args.matrix} is named {args.cell}", file=sys.stderr)
+        return 2
+    searches = []
+    for cell in cells:
+        found = search(args.matrix, cell, spec, Path(args.results_dir))
+        print(f"vramlab: {cell.name}: {found.row()['answer']}", file=sys.stderr)
+        searches.append(found)
+    paths = write_report(cells[0].matrix, searches, Path(args.reports_dir))
+    print(paths[1].read_text())
     return 0
 
 
@@ -209,6 +290,8 @@ def parser() -> argparse.ArgumentParser:
     _cell_arguments(p)
     p.add_argument("--force", action="store_true",
                    help="replace an existing result even where this machine cannot measure the cell")
+    p.add_argument("--log", metavar="FILE", help="send everything the cell prints to FILE and show only its "
+                                                 "progress on the console")
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
                    help="end the cell after this long and record it as 'timeout' (default: $VRAMLAB_TIME_LIMIT, "
                         "else 1800 s + 30 s per training sequence)")
@@ -223,8 +306,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--matrix", required=True)
     p.add_argument("--cell", required=True, help="the cell id")
     p.add_argument("--task", action="append", help="only this task (repeatable); default: the matrix's tasks")
+    p.add_argument("--log", metavar="FILE", help="send everything the evaluation prints to FILE and show only a "
+                                                 "line per cell on the console")
     p.add_argument("--results-dir", default="results")
     p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("ceiling", help="the longest context each cell of a matrix with a `ceiling:` section "
+                                       "trains at within its budget, by bisection over real probes")
+    p.add_argument("matrix")
+    p.add_argument("--cell", action="append", help="only this cell (id or name; repeatable)")
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--reports-dir", default="reports")
+    p.set_defaults(func=_cmd_ceiling)
 
     p = sub.add_parser("compare", help="compare this machine's reproduction of a matrix with its published results")
     p.add_argument("matrix")

@@ -42,7 +42,7 @@ from harness.cells import Cell
 from harness.settings import SETTINGS, defaults
 
 TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells", "include", "exclude",
-                  "seeds", "concurrent_cells", "evaluation")
+                  "seeds", "concurrent_cells", "evaluation", "ceiling")
 DESIGNS = ("full", "one_at_a_time", "list")
 MATRIX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
@@ -319,6 +319,13 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
     except EvaluationSpecError as err:
         raise check.fail("evaluation", str(err)) from None
 
+    from harness.ceiling import CeilingSpec, CeilingSpecError
+
+    try:
+        CeilingSpec.parse(spec.get("ceiling"))
+    except CeilingSpecError as err:
+        raise check.fail("ceiling", str(err)) from None
+
     seeds = _seeds(check, spec, fixed, axes)
     cells: list[Cell] = []
     seen: dict[str, str] = {}
@@ -392,6 +399,17 @@ def matrix_options(name_or_path: str) -> dict[str, Any]:
     if isinstance(concurrent, bool) or not isinstance(concurrent, int) or concurrent < 1:
         raise MatrixError(f"{matrix_path(name_or_path)}: concurrent_cells: {concurrent!r} is not a positive integer")
     return {"concurrent_cells": concurrent}
+
+
+def ceiling_spec(name_or_path: str) -> Any:
+    """The matrix's `ceiling:` section (harness/ceiling.py), or None."""
+    from harness.ceiling import CeilingSpec, CeilingSpecError
+
+    _, spec = load_matrix(name_or_path)
+    try:
+        return CeilingSpec.parse(spec.get("ceiling"))
+    except CeilingSpecError as err:
+        raise MatrixError(f"{matrix_path(name_or_path)}: ceiling: {err}") from None
 
 
 def _readable_name(varied: dict[str, Any]) -> str:

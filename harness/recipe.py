@@ -25,10 +25,13 @@ log = logging.getLogger("vramlab")
 def _loss_logger(losses: list[float]) -> Any:
     from transformers import TrainerCallback
 
+    from harness.supervise import report
+
     class LossLog(TrainerCallback):
         def on_log(self, args, state, control, logs=None, **kwargs):
             if logs and "loss" in logs:
                 losses.append(float(logs["loss"]))
+                report(loss=losses[-1])
 
     return LossLog()
 

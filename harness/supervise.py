@@ -51,6 +51,7 @@ BASE_SECONDS = 1800.0  # loading a large model from a cold disk, compiling kerne
 SECONDS_PER_SEQUENCE = 30.0  # a slow paged or offloaded sequence on a 16 GB card stays well below this
 GRACE_SECONDS = 10.0
 POLL_SECONDS = 0.1
+OBSERVE_EVERY = 5  # polls between two looks at the worker's status for the progress line
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -159,9 +160,11 @@ def _test_fault(phase: str) -> None:
 # --- the supervisor's side --------------------------------------------------------------------------------
 
 
-def supervise(cell: Cell, out: Path, worker_args: list[str], limit: float, grace: float = GRACE_SECONDS) -> int:
+def supervise(cell: Cell, out: Path, worker_args: list[str], limit: float, grace: float = GRACE_SECONDS,
+              progress: Callable[[dict[str, Any]], None] | None = None) -> int:
     """Run the worker under `limit` seconds; returns the exit status for `vramlab run-cell` (0 once a result
-    exists, so the matrix goes on). Interrupted, it ends by the same signal and leaves no result."""
+    exists, so the matrix goes on). Interrupted, it ends by the same signal and leaves no result. `progress`
+    is shown the worker's status (phase, step, loss) as it changes."""
     before = _signature(out)
     started = now()
     with tempfile.TemporaryDirectory(prefix="vramlab-status-") as folder:
@@ -183,7 +186,8 @@ def supervise(cell: Cell, out: Path, worker_args: list[str], limit: float, grace
         previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)
                     if signal.getsignal(s) is not signal.SIG_IGN}
         try:
-            ended_by = _watch(proc, time.monotonic() + limit, interrupted, grace)
+            observe = (lambda: progress(_read_status(status_file))) if progress else None
+            ended_by = _watch(proc, time.monotonic() + limit, interrupted, grace, observe)
             returncode = _reap(proc, grace)
             reaped = True
             status = _read_status(status_file)
@@ -205,11 +209,16 @@ def supervise(cell: Cell, out: Path, worker_args: list[str], limit: float, grace
     return 0
 
 
-def _watch(proc: subprocess.Popen[bytes], deadline: float, interrupted: list[int], grace: float) -> str | None:
+def _watch(proc: subprocess.Popen[bytes], deadline: float, interrupted: list[int], grace: float,
+           observe: Callable[[], None] | None = None) -> str | None:
     """Wait for the worker to exit, leaving it unreaped so that no new process can take its group id while
     the group is signalled. Returns how it was ended at the limit (the last signal sent), or None when it
     ended by itself or was interrupted."""
+    polls = 0
     while not _exited(proc.pid):
+        polls += 1
+        if observe is not None and polls % OBSERVE_EVERY == 0:
+            observe()
         if interrupted:
             end_group(proc.pid, grace, first=None)  # the signal is already on its way
             return None

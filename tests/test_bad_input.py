@@ -56,6 +56,7 @@ CASES = [
     ("axes: {adapter: [lora]}\ninclude: {adapter: rslora}", "include: expected a list of mappings"),
     ("axes: {adapter: [lora]}\nexclude: [adapter]", "exclude[0]: expected a mapping of setting: value, got text"),
     ("axes: {adapter: [lora]}\nevaluation: {tasks: text_en}", "evaluation: tasks: expected a non-empty list"),
+    ("axes: {adapter: [lora]}\nceiling: {low: 16384, high: 8192}", "ceiling: low (16384) must be below high (8192)"),
 ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -95,6 +96,10 @@ def test_killed_run_resumes_redoing_only_the_unfinished_cell(tmp_path, cache_dir
     assert all(after[name] == mtime for name, mtime in before.items())  # finished cells were not rerun
     assert f"{killed_cell}.json" in after
     assert out.count("run-cell") == 4 - len(before)
+    # the console shows where the matrix stands and each cell's outcome; the trainer's own output is in the log
+    assert f"{len(before)}/4 cells done; cell " in out and "4/4 cells done" in out
+    assert f"vramlab: cell {json.loads((results / f'{killed_cell}.json').read_text())['name']}: ok" in out
+    assert "{'loss'" not in out and "{'loss'" in (results / "logs" / f"{killed_cell}.log").read_text()
     report = (tmp_path / "reports" / "m" / "report.md").read_text()
     assert "skipped" in report and "unsloth-with-liger" in report
 
@@ -132,10 +137,14 @@ cells:
     out, _ = snakemake(tmp_path, matrix, cache_dir).communicate(timeout=600)  # the published reference
     published = {p.name: p.read_bytes() for p in (tmp_path / "results" / "m").glob("*.json")}
     assert len(published) == 2, out[-3000:]
+    assert "made elsewhere" not in out  # this Snakemake made them
 
+    # as on a fresh clone: the published results came with it, and this Snakemake has no record of them
+    shutil.rmtree(tmp_path / ".snakemake" / "metadata")
     proc = snakemake(tmp_path, matrix, cache_dir, config=("reproduce=true",))
     out, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, out[-3000:]
+    assert "vramlab: 2 result files of 'm' were made elsewhere" in out and "Nothing is wrong" in out
     machine = machine_label()
     mine = sorted((tmp_path / "results" / "m" / "reproductions" / machine).glob("*.json"))
     assert [p.name for p in mine] == sorted(published)

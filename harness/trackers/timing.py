@@ -72,6 +72,8 @@ class TimeTracker(Tracker):
     def callback(self) -> Any:
         from transformers import TrainerCallback
 
+        from harness.supervise import report
+
         tracker = self
 
         class StepTimer(TrainerCallback):
@@ -90,6 +92,7 @@ class TimeTracker(Tracker):
                     tracker.step_tokens.append(int(state.num_input_tokens_seen) - self.tokens_seen)
                     self.tokens_seen = int(state.num_input_tokens_seen)
                 log.info("step %d/%d: %.2f s", state.global_step, tracker.total_steps, tracker.step_seconds[-1])
+                report(step=state.global_step, steps=tracker.total_steps)
 
         return StepTimer()
 

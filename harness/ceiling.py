@@ -1,0 +1,212 @@
+"""The longest context a configuration trains at within its budget, measured: a bisection over context whose
+every probe is a real cell (the configuration at that context) run in a fresh process by `vramlab run-cell`,
+judged as every cell is (whole-process device memory against the budget), and kept as a result file.
+
+A matrix asks for it with a `ceiling:` section; each of its cells is one configuration to search:
+
+    ceiling:
+      low: 8192          # the search's range of contexts, in tokens
+      high: 131072
+      resolution: 1024   # probes stay on multiples of this; the answer is exact to within it
+
+The search assumes what the memory of a training step does: more context never needs less memory, so a
+context that fits bounds the answer from below and one that does not bounds it from above. A probe that
+neither fits nor runs out of memory (an error, a timeout, a skipped technique) says nothing about memory, and
+the search of that configuration stops there with its reason. Probes already measured are read back, so an
+interrupted search resumes where it was.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.cells import Cell
+
+GIB = 2**30
+
+
+class CeilingSpecError(ValueError):
+    """A `ceiling:` section that cannot be used; the message says which key and why."""
+
+
+@dataclass(frozen=True)
+class CeilingSpec:
+    low: int
+    high: int
+    resolution: int = 1024
+
+    @classmethod
+    def parse(cls, section: Any) -> CeilingSpec | None:
+        if section is None:
+            return None
+        if not isinstance(section, dict):
+            raise CeilingSpecError(f"expected a mapping with low, high and resolution, got {section!r}")
+        unknown = set(section) - {"low", "high", "resolution"}
+        if unknown:
+            raise CeilingSpecError(f"unknown key {sorted(unknown)[0]!r}; the keys are low, high and resolution")
+        values = {}
+        for key in ("low", "high", "resolution"):
+            value = section.get(key, 1024 if key == "resolution" else None)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise CeilingSpecError(f"{key}: {value!r} is not a positive number of tokens")
+            values[key] = value
+        if values["low"] >= values["high"]:
+            raise CeilingSpecError(f"low ({values['low']}) must be below high ({values['high']})")
+        if values["low"] % values["resolution"] or values["high"] % values["resolution"]:
+            raise CeilingSpecError(f"low and high must be multiples of resolution ({values['resolution']})")
+        return cls(**values)
+
+
+class Inconclusive(Exception):
+    """A probe that says nothing about memory; the search of its configuration stops with this reason."""
+
+
+def bisect(fits: Callable[[int], bool], spec: CeilingSpec) -> int | None:
+    """The largest multiple of `resolution` in [low, high] at which `fits` holds, or None where even `low`
+    does not fit. Probes low, then high, then halves the bracket: about log2((high - low) / resolution) + 2."""
+    if not fits(spec.low):
+        return None
+    if fits(spec.high):
+        return spec.high
+    good, bad = spec.low, spec.high
+    while bad - good > spec.resolution:
+        middle = good + (bad - good) // 2 // spec.resolution * spec.resolution
+        middle = max(middle, good + spec.resolution)
+        if fits(middle):
+            good = middle
+        else:
+            bad = middle
+    return good
+
+
+def probe_cell(cell: Cell, context: int) -> Cell:
+    """The configuration at another context: a cell of its own, with its own id and result file."""
+    return Cell(matrix=cell.matrix, name=f"{cell.name}@context={context}", settings={**cell.settings,
+                                                                                      "context": context},
+                varied={**cell.varied, "context": context})
+
+
+def probe_folder(results_dir: Path, matrix: str, cell: Cell) -> Path:
+    return results_dir / matrix / "ceiling" / cell.cell_id
+
+
+@dataclass
+class Search:
+    """One configuration's search: its probes (context -> result), and its answer."""
+
+    cell: Cell
+    spec: CeilingSpec
+    probes: dict[int, dict[str, Any]]
+    ceiling: int | None = None
+    stopped: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        at = self.probes.get(self.ceiling, {}) if self.ceiling is not None else {}
+        metrics = at.get("metrics") or {}
+        if self.stopped:
+            answer = f"not found: {self.stopped}"
+        elif self.ceiling is None:
+            answer = f"below {self.spec.low:,}"
+        elif self.ceiling == self.spec.high:
+            answer = f"at least {self.spec.high:,} (the top of the range)"
+        else:
+            answer = f"{self.ceiling:,}"
+        return {"cell": self.cell.name, "cell_id": self.cell.cell_id, "ceiling_context": self.ceiling,
+                "answer": answer, "budget": self.cell.settings.get("budget"),
+                "peak_device_bytes": metrics.get("peak_device_bytes"),
+                "peak_host_bytes": metrics.get("peak_host_bytes"),
+                "tokens_per_second": metrics.get("tokens_per_second") if metrics.get("throughput_measured", True)
+                else None,
+                "probes": " ".join(f"{c}:{p['status']}" for c, p in sorted(self.probes.items()))}
+
+
+def search(matrix: str, cell: Cell, spec: CeilingSpec, results_dir: Path,
+           run: Callable[[str, Cell, int, Path], None] | None = None) -> Search:
+    """Search one configuration; `run` measures one probe into its result file (by default: `vramlab run-cell`
+    in a fresh process)."""
+    from harness.results import read, result_path
+
+    run = run or run_probe
+    folder = probe_folder(results_dir, cell.matrix, cell)
+    found = Search(cell, spec, {})
+
+    def fits(context: int) -> bool:
+        probe = probe_cell(cell, context)
+        path = folder / f"{probe.cell_id}.json"
+        # at the cell's own context the probe is the cell itself (the same settings, the same id)
+        measured = result_path(results_dir, cell.matrix, probe.cell_id)
+        if not path.is_file() and measured.is_file():
+            path = measured
+        elif not path.is_file():
+            run(matrix, cell, context, path)
+        result = read(path).model_dump(mode="json")
+        found.probes[context] = result
+        if result["status"] not in ("ok", "oom"):
+            raise Inconclusive(f"the probe at {context:,} tokens ended '{result['status']}': {result['reason']}")
+        return result["status"] == "ok"
+
+    try:
+        found.ceiling = bisect(fits, spec)
+    except Inconclusive as err:
+        found.stopped = str(err)
+    return found
+
+
+def run_probe(matrix: str, cell: Cell, context: int, out: Path) -> None:
+    """One probe in a fresh process, supervised like any cell (so a crash or a hang still leaves a result)."""
+    log = out.parent.parent.parent / "logs" / f"{out.stem}.log"
+    subprocess.run([sys.executable, "-m", "harness", "run-cell", "--matrix", matrix, "--cell", cell.cell_id,
+                    "--context", str(context), "--out", str(out), "--log", str(log)], check=True)
+
+
+def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list[Path]:
+    """reports/<matrix>/ceiling.csv (one row a configuration), ceiling.md and ceiling.png: the context each
+    configuration reached within its budget, with its peak and its speed there."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    folder = reports_dir / matrix
+    folder.mkdir(parents=True, exist_ok=True)
+    table = pd.DataFrame([s.row() for s in searches])
+    table.to_csv(folder / "ceiling.csv", index=False)
+    shown = pd.DataFrame({
+        "configuration": table["cell"], "budget": table["budget"], "longest context that fits": table["answer"],
+        "peak device GiB there": [f"{b / GIB:.2f}" if pd.notna(b) else "–" for b in table["peak_device_bytes"]],
+        "peak host GiB there": [f"{b / GIB:.2f}" if pd.notna(b) else "–" for b in table["peak_host_bytes"]],
+        "tokens/s there": [f"{t:,.0f}" if pd.notna(t) else "–" for t in table["tokens_per_second"]],
+        "probes (context:status)": table["probes"]})
+    spec = searches[0].spec if searches else None
+    lines = [f"# {matrix}: the longest context within the budget", "",
+             (f"Bisection over context from {spec.low:,} to {spec.high:,} tokens, to within {spec.resolution:,}: "
+              "every probe is a real cell in a fresh process, judged on the whole process's device memory, and "
+              f"kept under `results/{matrix}/ceiling/<cell id>/`.") if spec else "No configuration.", "",
+             shown.to_markdown(index=False), ""]
+    (folder / "ceiling.md").write_text("\n".join(lines))
+    fig, ax = plt.subplots(figsize=(7, 0.45 * max(len(table), 2) + 1.2))
+    reached = table["ceiling_context"].fillna(0)
+    ax.barh(range(len(table)), reached, color="#4477aa")
+    for i, (value, answer, speed) in enumerate(zip(reached, table["answer"], table["tokens_per_second"],
+                                                   strict=True)):
+        label = answer + (f", {speed:,.0f} tokens/s there" if pd.notna(speed) else "")
+        ax.annotate(label, (value, i), xytext=(3, -3), textcoords="offset points", fontsize=7)
+    if spec:
+        # the search's range: nothing outside it was probed
+        ax.axvspan(0, spec.low, color="#eeeeee", zorder=0)
+        ax.axvline(spec.high, color="#bbbbbb", linestyle="--", linewidth=1)
+        ax.set_xlim(0, spec.high * 1.6)
+    ax.set_yticks(range(len(table)), table["cell"], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("longest context that fits (tokens)")
+    ax.set_title(f"{matrix}: context reached within the budget", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(folder / "ceiling.png", dpi=120)
+    plt.close(fig)
+    return [folder / "ceiling.csv", folder / "ceiling.md", folder / "ceiling.png"]

@@ -1,0 +1,85 @@
+"""The context ceiling: the bisection, the `ceiling:` section, and a real search whose probes are real cells."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from harness.ceiling import CeilingSpec, CeilingSpecError, bisect
+from tests.conftest import REPO
+
+
+@pytest.mark.parametrize(("limit", "expected"), [
+    (4_000, None),  # not even the low end fits
+    (8_192, 8_192),
+    (20_000, 19_456),
+    (65_535, 64_512),
+    (131_072, 131_072),  # the top of the range fits
+    (10**9, 131_072),
+])
+def test_bisection_finds_the_largest_fitting_multiple_of_the_resolution(limit, expected):
+    spec = CeilingSpec(low=8_192, high=131_072, resolution=1_024)
+    probed: list[int] = []
+
+    def fits(context: int) -> bool:
+        probed.append(context)
+        return context <= limit
+
+    assert bisect(fits, spec) == expected
+    assert all(c % 1_024 == 0 and 8_192 <= c <= 131_072 for c in probed)
+    assert len(probed) == len(set(probed)) and len(probed) <= 2 + 7  # log2(120 steps of 1,024) rounds up to 7
+
+
+@pytest.mark.parametrize(("section", "message"), [
+    ("yes", "expected a mapping"),
+    ({"low": 8192}, "high: None is not a positive number"),
+    ({"low": 8192, "high": 4096}, "must be below high"),
+    ({"low": 8000, "high": 16384}, "multiples of resolution"),
+    ({"low": 8192, "high": 16384, "step": 1}, "unknown key 'step'"),
+])
+def test_a_bad_ceiling_section_says_what_is_wrong(section, message):
+    with pytest.raises(CeilingSpecError, match=message):
+        CeilingSpec.parse(section)
+
+
+MATRIX = """
+fixed: {model: "arch:tiny-qwen3", data: zipf, device: cpu, warmup_steps: 1, steps: 1, lora_rank: 4, lora_alpha: 4,
+        context: 32}
+design: list
+cells:
+  - {name: roomy, budget: 64GiB}
+  - {name: tight, budget: 0.01GiB}
+ceiling: {low: 32, high: 96, resolution: 32}
+"""
+
+
+@pytest.mark.slow
+def test_a_search_measures_real_probes_keeps_them_and_resumes(tmp_path, cache_dir):
+    matrix = tmp_path / "ceil.yaml"
+    matrix.write_text(MATRIX)
+    env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "harness", "ceiling", str(matrix), "--results-dir", str(tmp_path / "results"),
+               "--reports-dir", str(tmp_path / "reports")]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    table = pd.read_csv(tmp_path / "reports" / "ceil" / "ceiling.csv").set_index("cell")
+    assert table.at["roomy", "ceiling_context"] == 96 and table.at["roomy", "probes"] == "32:ok 96:ok"
+    assert pd.isna(table.at["tight", "ceiling_context"]) and table.at["tight", "answer"] == "below 32"
+    assert table.at["tight", "probes"] == "32:oom"
+    probes = sorted((tmp_path / "results" / "ceil" / "ceiling").glob("*/*.json"))
+    assert len(probes) == 3
+    for path in probes:
+        result = json.loads(path.read_text())
+        assert result["config"]["context"] in (32, 96) and result["cell_id"] == path.stem
+    check = subprocess.run([sys.executable, "-m", "harness", "check", *map(str, probes)], env=env,
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    # a second search reads its probes back instead of measuring them again
+    mtimes = {p: p.stat().st_mtime_ns for p in probes}
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert again.returncode == 0 and {p: p.stat().st_mtime_ns for p in probes} == mtimes
