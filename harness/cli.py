@@ -37,6 +37,45 @@ def _cmd_settings(args: argparse.Namespace) -> int:
     return 0
 
 
+def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
+    """The matrix's cells, or the one cell that --set describes (over the defaults)."""
+    import yaml
+
+    from harness.matrix import expand_spec
+
+    if args.matrix and args.set:
+        raise MatrixError("estimate: give a matrix or --set settings of one cell, not both")
+    if args.matrix:
+        cells = expand(args.matrix)
+        return [c for c in cells if c.name == args.cell or c.cell_id == args.cell] if args.cell else cells
+    if not args.set:
+        raise MatrixError("estimate: give a matrix (e.g. seed-16gb) or one cell's settings with --set KEY=VALUE")
+    settings: dict = {"name": "cell"}
+    for pair in args.set:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise MatrixError(f"--set {pair!r}: write it as KEY=VALUE (e.g. --set context=32768)")
+        settings[key.strip()] = yaml.safe_load(value)
+    return expand_spec("estimate", {"design": "list", "cells": [settings]}, source="--set")
+
+
+def _cmd_estimate(args: argparse.Namespace) -> int:
+    from harness.estimate.table import as_json, cell_estimate, render
+
+    if args.calibrate:
+        from harness.estimate.calibration import rows, table
+
+        print(table(rows([Path(d) for d in args.calibrate])))
+        return 0
+    cells = _estimated_cells(args)
+    if not cells:
+        raise MatrixError(f"{args.matrix} has no cell named or with id {args.cell!r}")
+    for cell in cells:
+        est, why_not = cell_estimate(cell)
+        print(json.dumps(as_json(cell, est, why_not), sort_keys=True) if args.json else render(cell, est, why_not))
+    return 0
+
+
 def _cell_and_paths(args: argparse.Namespace) -> tuple[Cell, Path, Path | None]:
     cell = find_cell(args.matrix, args.cell)
     out = Path(args.out) if args.out else result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
@@ -203,6 +242,18 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("settings", help="every setting a matrix may use: levels or type, default, owner, help")
     p.set_defaults(func=_cmd_settings)
+
+    p = sub.add_parser("estimate", help="predicted device memory of a matrix's cells (or of one cell), by "
+                                        "component, against each budget: no GPU, no weights")
+    p.add_argument("matrix", nargs="?", help="a name under ablations/ or a path to a YAML file")
+    p.add_argument("--cell", help="only this cell of the matrix (its name or id)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="one cell instead of a matrix: a setting over the defaults (repeatable; model may be any "
+                        "architecture: arch:<preset>, a folder with config.json, a GGUF file)")
+    p.add_argument("--json", action="store_true", help="one JSON object per cell")
+    p.add_argument("--calibrate", nargs="+", metavar="RESULTS_DIR",
+                   help="instead: predicted against measured for every ok GPU cell in these result folders")
+    p.set_defaults(func=_cmd_estimate)
 
     p = sub.add_parser("run-cell", help="run one cell in a fresh process under a wall-clock limit and write its "
                                         "result file, whatever happens to that process")

@@ -1,0 +1,334 @@
+"""Predicted whole-process device memory of a cell, by component, from its settings and its model's shapes.
+
+No GPU and no weights: shapes come from harness/model_info.py. The peak a cell is judged on is the
+whole process's device memory (harness/budget.py), and it is made up as
+
+    device peak = outside the allocator   CUDA context and libraries' kernels (harness/estimate/outside.py)
+                + fragmentation           reserved by the caching allocator but not allocated at the peak
+                + allocated at the peak   = what lives through training (weights, adapter, optimizer state,
+                                            cuBLAS workspaces) + the tensors of the peak moment
+
+The peak moment is the larger of two: the backward pass through one decoder layer (its activations,
+recomputed where checkpointing is on, and its gradients in flight), or the backward pass through the LM
+head and loss. Activations are listed tensor by tensor for each model path, per token, as the code of
+that path keeps them for backward; a tensor is named once even where two operations save it.
+
+Widths of one token's vectors: h hidden, q = heads x head_dim, kv = kv_heads x head_dim, i intermediate.
+Activations are bf16 (2 bytes) unless a line says otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.budget import budget_card
+from harness.estimate.outside import outside_bytes
+from harness.model_info import ModelFacts
+
+GIB = 2**30
+MIB = 2**20
+BF16 = 2
+FP32 = 4
+
+# bitsandbytes NF4 (Linear4bit's defaults): 4 bits per weight, one absmax per block of 64 weights; with
+# double quantization that absmax is stored as 1 byte, with one fp32 absmax per 256 of those blocks.
+NF4_BLOCK = 64
+NF4_SECOND_BLOCK = 256
+# bitsandbytes 8-bit Adam: two 1-byte states per parameter, one fp32 absmax per block of 256 of each
+ADAM8_BLOCK = 256
+# torch's default cuBLAS workspace per handle (CUBLAS_WORKSPACE_CONFIG unset): ":4096:8" = 32 MiB on
+# Hopper and newer, ":4096:2:16:8" = 8.125 MiB before. It is taken from the caching allocator, one per
+# handle; training uses two handles, the main thread's and the autograd engine's.
+CUBLAS_WORKSPACE = {True: 32 * MIB, False: 4096 * 1024 * 2 + 16 * 1024 * 8}
+CUBLAS_HANDLES = 2
+# TRL's chunked LM head (trl/kernels/chunked_logprob.py): logits are computed on tiles of
+# TOKEN_CHUNK_SIZE tokens x _CHUNKED_LOGPROB_CHUNK_SIZE vocabulary columns, in the autocast dtype
+TRL_TOKEN_CHUNK = 4096
+TRL_VOCAB_CHUNK = 32768
+TRL_PER_TOKEN_FP32 = 8  # running max, sums, target logit, log Z, entropy, ...: fp32 values per token
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One activation, per token: `width` is a sum of h, q, kv, i terms; `count` copies of it."""
+    what: str
+    width: str
+    dtype_bytes: int = BF16
+    count: int = 1
+
+    def bytes_per_token(self, m: ModelFacts) -> int:
+        widths = {"h": m.hidden_size, "q": m.heads * m.head_dim, "kv": m.kv_heads * m.head_dim,
+                  "i": m.intermediate_size}
+        return self.count * self.dtype_bytes * sum(widths[term.strip()] for term in self.width.split("+"))
+
+
+# --- what a decoder layer keeps for its backward, by model path (the `kernels` level) ----------------------
+# The layer input is not listed: where it lives depends on checkpointing (see `Activations`).
+# Qwen3 normalizes q and k per head (q_norm, k_norm); its rows are added where the model has them.
+
+# Unsloth: fused LoRA kernels for QKV, O and the MLP save only their inputs (and gate/up, recomputing
+# SwiGLU in backward); its RMSNorm saves its input; RoPE is applied in place.
+UNSLOTH_SAVED = (
+    Tensor("input RMSNorm output, saved by the fused LoRA QKV kernel", "h"),
+    Tensor("q, k after RoPE and v, saved by attention", "q + kv + kv"),
+    Tensor("attention output, saved by attention and the fused LoRA O kernel", "q"),
+    Tensor("residual after attention, saved by the post-attention RMSNorm", "h"),
+    Tensor("post-attention RMSNorm output, saved by the fused LoRA MLP kernel", "h"),
+    Tensor("gate and up projections, saved by the fused LoRA MLP kernel", "i", count=2),
+)
+# the MLP backward: SwiGLU recomputed, the down projection's input gradient, the two ends' gradients
+UNSLOTH_WORKING = (
+    Tensor("gradient arriving at the MLP output", "h"),
+    Tensor("SwiGLU output, recomputed in backward", "i"),
+    Tensor("gradient of the down projection's input", "i"),
+    Tensor("gradient of the MLP input", "h"),
+)
+# Liger on the Hugging Face path: RMSNorm saves its input (and fp32 1/rms per row), SiLU-mul saves gate
+# and up and writes their gradients into them in place. peft's LoRA under bf16 autocast does not copy its
+# input (peft's bnb layer skips the cast when autocast is on); bitsandbytes' 4-bit matmul saves no input.
+LIGER_SAVED = (
+    Tensor("input RMSNorm output, saved by the LoRA A matmuls of q, k, v", "h"),
+    Tensor("q, k after RoPE and v, saved by attention", "q + kv + kv"),
+    Tensor("attention output, saved by attention and o_proj's LoRA A", "q"),
+    Tensor("residual after attention, saved by the post-attention RMSNorm", "h"),
+    Tensor("post-attention RMSNorm output, saved by the LoRA A matmuls of gate and up", "h"),
+    Tensor("gate and up projections, saved by Liger's SiLU-mul", "i", count=2),
+    Tensor("SwiGLU output, saved by down_proj's LoRA A", "i"),
+)
+LIGER_WORKING = (
+    Tensor("gradient arriving at the MLP output", "h"),
+    Tensor("gradient of the down projection's input", "i"),
+)
+# Plain Hugging Face modules: RMSNorm upcasts its input to fp32 and that copy is what pow and mul save;
+# SiLU saves gate, the product saves SiLU(gate) and up.
+NONE_SAVED = (
+    Tensor("input RMSNorm: its input upcast to fp32, saved by pow and mul", "h", FP32),
+    Tensor("input RMSNorm output, saved by the LoRA A matmuls of q, k, v", "h"),
+    Tensor("q, k after RoPE and v, saved by attention", "q + kv + kv"),
+    Tensor("attention output, saved by attention and o_proj's LoRA A", "q"),
+    Tensor("post-attention RMSNorm: its input upcast to fp32", "h", FP32),
+    Tensor("post-attention RMSNorm output, saved by the LoRA A matmuls of gate and up", "h"),
+    Tensor("gate, saved by SiLU", "i"),
+    Tensor("SiLU(gate) and up, saved by their product", "i", count=2),
+)
+# the peak is the product's backward: the SwiGLU output saved for down_proj is freed by then, and three
+# i-wide gradients exist at once (the product's, and SiLU(gate)'s and up's it makes)
+NONE_WORKING = (
+    Tensor("gradient arriving at the MLP output", "h"),
+    Tensor("gradients of the SwiGLU output, SiLU(gate) and up", "i", count=3),
+)
+QK_NORM_SAVED = {
+    "unsloth": Tensor("q and k before their per-head RMSNorm, saved by it", "q + kv"),
+    "liger": Tensor("q and k before their per-head RMSNorm, saved by it", "q + kv"),
+    "none": Tensor("q and k upcast to fp32 by their per-head RMSNorm", "q + kv", FP32),
+}
+LAYER_SAVED = {"unsloth": UNSLOTH_SAVED, "liger": LIGER_SAVED, "none": NONE_SAVED}
+LAYER_WORKING = {"unsloth": UNSLOTH_WORKING, "liger": LIGER_WORKING, "none": NONE_WORKING}
+QK_NORM_FAMILIES = ("qwen3",)
+
+# TRL's chunked LM head: its backward holds the final hidden states, the masked copy it was given, and
+# the gradient of that copy accumulated in fp32 and cast back
+LM_HEAD_TENSORS = (
+    Tensor("last decoder output, saved by the final RMSNorm", "h"),
+    Tensor("final hidden states gathered by the label mask, saved by the chunked log-prob", "h"),
+    Tensor("their gradient, accumulated in fp32", "h", FP32),
+    Tensor("the same gradient cast back to bf16", "h"),
+)
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    bytes: int
+    detail: str
+
+
+@dataclass
+class Estimate:
+    components: list[Component] = field(default_factory=list)
+    peak_moment: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, name: str, size: float, detail: str) -> None:
+        self.components.append(Component(name, int(size), detail))
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(c.bytes for c in self.components)
+
+    @property
+    def allocated_bytes(self) -> int:
+        """The allocator's allocated peak: everything but fragmentation and what lives outside it."""
+        return sum(c.bytes for c in self.components if c.name not in (OUTSIDE, FRAGMENTATION))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"total_bytes": self.total_bytes, "allocated_bytes": self.allocated_bytes,
+                "peak_moment": self.peak_moment, "notes": self.notes,
+                "components": [{"name": c.name, "bytes": c.bytes, "detail": c.detail} for c in self.components]}
+
+
+OUTSIDE = "CUDA context and kernels"
+FRAGMENTATION = "allocator fragmentation"
+
+
+class ShapesUnknown(ValueError):
+    """The cell's model does not tell its shapes here (a hub id not on this machine)."""
+
+
+# --- weights ---------------------------------------------------------------------------------------------
+
+def linear_shapes(m: ModelFacts) -> dict[str, tuple[int, int]]:
+    """(in, out) of each linear layer of one decoder layer."""
+    q, kv = m.heads * m.head_dim, m.kv_heads * m.head_dim
+    h, i = m.hidden_size, m.intermediate_size
+    return {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
+            "gate_proj": (h, i), "up_proj": (h, i), "down_proj": (i, h)}
+
+
+def nf4_bytes(n: int) -> float:
+    return n / 2 + n / NF4_BLOCK + FP32 * n / (NF4_BLOCK * NF4_SECOND_BLOCK)
+
+
+def decoder_weight_bytes(m: ModelFacts, quantization: str) -> tuple[float, float]:
+    """(linear layers, norms) of all decoder layers. Norms stay bf16 under NF4: only nn.Linear is quantized."""
+    n = m.layers * sum(a * b for a, b in linear_shapes(m).values())
+    linear = nf4_bytes(n) if quantization == "nf4" else BF16 * n
+    per_layer_norms = 2 * m.hidden_size + (2 * m.head_dim if m.model_type in QK_NORM_FAMILIES else 0)
+    norms = BF16 * (m.layers * per_layer_norms + m.hidden_size)
+    return linear, norms
+
+
+def vocabulary_rows(m: ModelFacts, settings: dict[str, Any]) -> int:
+    return m.vocab_size if settings["vocabulary"] == "native" else settings["vocabulary"]
+
+
+def embedding_bytes(m: ModelFacts, settings: dict[str, Any]) -> float:
+    """Embedding and LM head stay bf16 (bitsandbytes skips the LM head, and nn.Embedding is not Linear);
+    vocabulary slicing keeps `vocabulary` rows of each; a tied model has one matrix for both."""
+    return BF16 * vocabulary_rows(m, settings) * m.hidden_size * (1 if m.tied_embeddings else 2)
+
+
+def adapter_parameters(m: ModelFacts, settings: dict[str, Any]) -> int:
+    """LoRA A (r x in) and B (out x r) on every targeted linear layer of every decoder layer."""
+    shapes = linear_shapes(m)
+    return m.layers * settings["lora_rank"] * sum(sum(shapes[t]) for t in settings["lora_targets"] if t in shapes)
+
+
+def optimizer_device_bytes(params: int, optimizer: str) -> tuple[float, str]:
+    if optimizer == "adamw_torch":
+        return 2 * FP32 * params, "exp_avg and exp_avg_sq in fp32"
+    state = 2 * (params + FP32 * params / ADAM8_BLOCK)
+    if optimizer == "adamw_8bit":
+        return state, "two 8-bit states and their block absmax"
+    # cudaMallocManaged memory: the committed cells with and without it hold the same device memory outside
+    # the allocator at their peak (seed-16gb: adamw-not-paged-8bit against seed-stack), so NVML's process
+    # figure does not count it; the budget lowers the allocator cap by it all the same
+    return 0, f"{state / MIB:.0f} MiB of 8-bit state in unified memory, not in the process's device figure"
+
+
+# --- activations -----------------------------------------------------------------------------------------
+
+def layer_saved(m: ModelFacts, kernels: str) -> tuple[Tensor, ...]:
+    saved = LAYER_SAVED[kernels]
+    return (*saved, QK_NORM_SAVED[kernels]) if m.model_type in QK_NORM_FAMILIES else saved
+
+
+def per_token(tensors: tuple[Tensor, ...], m: ModelFacts) -> int:
+    return sum(t.bytes_per_token(m) for t in tensors)
+
+
+def eager_scores(m: ModelFacts, settings: dict[str, Any]) -> int:
+    """Eager attention materializes heads x T x T scores per sequence and layer; SDPA's fused kernels none.
+    Saved: the softmax in fp32 (by its backward) and its bf16 cast (by the product with v); in backward,
+    the bf16 gradient and its fp32 upcast."""
+    return settings["batch_size"] * m.heads * settings["context"] ** 2 if settings["attention"] == "eager" else 0
+
+
+def _model_path(settings: dict[str, Any]) -> str:
+    return "unsloth" if settings["kernels"] == "unsloth" else settings["kernels"]
+
+
+def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
+    if not m.has_shapes:
+        raise ShapesUnknown(f"the shapes of {settings['model']} are not known here (a hub id that is not "
+                            "downloaded); give a local folder with config.json, a GGUF file or an arch: preset")
+    kernels = _model_path(settings)
+    if kernels not in LAYER_SAVED:
+        raise ValueError(f"no memory model for kernels {settings['kernels']!r}")
+    est = Estimate()
+    tokens = settings["batch_size"] * settings["context"]
+    mode = settings["checkpointing"]
+    # a budget named after a card is that card's GPU; a plain size is emulated on the H200 that measured
+    card = budget_card(settings["budget"])
+    hopper = card is None or card.capability >= (9, 0)
+    if card is not None:
+        est.notes.append(f"the CUDA context is the H200's as measured; on an {card.name} it differs")
+
+    # memory that lives through training
+    context, detail = outside_bytes(settings, hopper)
+    est.add(OUTSIDE, context, detail)
+    linear, norms = decoder_weight_bytes(m, settings["quantization"])
+    what = "NF4 with double quantization" if settings["quantization"] == "nf4" else "bf16"
+    est.add("decoder weights", linear + norms, f"{m.layers} layers of linear weights in {what}, norms in bf16")
+    rows = vocabulary_rows(m, settings)
+    est.add("embedding and LM head", embedding_bytes(m, settings),
+            f"{rows:,} rows x {m.hidden_size} in bf16, {'tied' if m.tied_embeddings else 'two matrices'}")
+    params = adapter_parameters(m, settings)
+    # peft keeps adapter weights in fp32 (autocast_adapter_dtype), and their gradients are fp32 too
+    est.add("adapter weights", FP32 * params, f"{params:,} LoRA parameters in fp32")
+    state, state_detail = optimizer_device_bytes(params, settings["optimizer"])
+    est.add("optimizer state on the device", state, state_detail)
+    est.add("cuBLAS workspaces", CUBLAS_HANDLES * CUBLAS_WORKSPACE[hopper],
+            f"{CUBLAS_HANDLES} handles x {CUBLAS_WORKSPACE[hopper] / MIB:g} MiB (torch's default)")
+
+    # the peak moment: a decoder layer's backward, or the LM head's
+    saved = layer_saved(m, kernels)
+    layer_input = BF16 * m.hidden_size * tokens
+    saved_layer = per_token(saved, m) * tokens
+    scores = eager_scores(m, settings)
+    scores_saved = scores_working = scores * (FP32 + BF16)
+    if mode == "off":
+        # every layer keeps its input and its activations until its own backward
+        held = held_at_head = m.layers * (layer_input + saved_layer + scores_saved)
+        held_detail = head_detail = f"{m.layers} layers' inputs and activations (no checkpointing)"
+    else:
+        # checkpointing recomputes one layer at a time; its output exists while backward runs through it
+        inputs = m.layers if mode == "on" else 1
+        held = inputs * layer_input + saved_layer + scores_saved + layer_input
+        where = "on the device" if mode == "on" else "brought back from host memory (the others wait there)"
+        held_detail = f"{inputs} layer input(s) {where}, one layer recomputed with its output"
+        held_at_head = m.layers * layer_input if mode == "on" else 0
+        head_detail = f"{m.layers} layer inputs kept on the device" if mode == "on" else "none on the device"
+    working = max(per_token(LAYER_WORKING[kernels], m) * tokens, scores_working)
+    if settings["quantization"] == "nf4":
+        # bitsandbytes and Unsloth dequantize a whole weight to bf16 for each matmul, one at a time
+        working += BF16 * max(a * b for a, b in linear_shapes(m).values())
+    head_tile = min(tokens, TRL_TOKEN_CHUNK) * TRL_VOCAB_CHUNK * BF16
+    head = per_token(LM_HEAD_TENSORS, m) * tokens + FP32 * TRL_PER_TOKEN_FP32 * tokens + head_tile
+    # all adapter gradients exist in the backward of the last layer to be processed (the first), none yet
+    # in the LM head's backward, which comes before any layer's
+    gradients = FP32 * params
+    if held + working + gradients >= held_at_head + head:
+        est.peak_moment = "backward through a decoder layer"
+        est.add("adapter gradients", gradients, "fp32, all of them by the first layer's backward")
+        est.add("activations", held, held_detail)
+        est.add("working tensors at the peak", working, "gradients in flight in the MLP's backward"
+                + (", the dequantized weight" if settings["quantization"] == "nf4" else ""))
+    else:
+        est.peak_moment = "backward through the LM head and loss (TRL's chunked log-prob)"
+        est.add("adapter gradients", 0, "none made yet at this moment")
+        est.add("activations", held_at_head, head_detail)
+        est.add("working tensors at the peak", head,
+                f"final hidden states, their fp32 gradient, a {min(tokens, TRL_TOKEN_CHUNK):,} x "
+                f"{TRL_VOCAB_CHUNK:,} logits tile")
+
+    # the caching allocator keeps freed blocks and splits them for smaller requests; the recomputation and
+    # the backward ask for the largest activation blocks in another order than they were freed, so one
+    # block of the largest size is typically taken from a new segment (rounding to 2 MiB is negligible)
+    widest = max(m.hidden_size, m.heads * m.head_dim, m.intermediate_size)
+    largest = max(BF16 * widest * tokens, FP32 * scores)
+    est.add(FRAGMENTATION, largest, f"one free block of the largest activation ({largest / MIB:,.0f} MiB)")
+    if settings["optimizer"] == "paged_adamw_8bit":
+        est.notes.append("paged optimizer state lives in unified memory and is not counted")
+    return est
