@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from harness.cells import Cell
-from harness.matrix import MatrixError, expand, find_cell
+from harness.matrix import MatrixError, expand, find_cell, matrix_options
 from harness.results import ResultFileError, adapter_folder, result_path
 
 
@@ -144,7 +144,8 @@ def _cmd_run_cell_worker(args: argparse.Namespace) -> int:
 
     with worker():
         cell, out, adapter = _cell_and_paths(args)
-        run(cell, out, adapter, shared_device=args.shared_device)
+        run(cell, out, adapter, shared_device=args.shared_device,
+            predicted_oom=matrix_options(args.matrix)["predicted_oom"])
     return 0
 
 

@@ -48,6 +48,8 @@ CASES = [
     ("fixed: {learning_rate: .inf}\naxes: {adapter: [lora]}", "not a finite number"),
     ("fixed: {learning_rate: .nan}\naxes: {adapter: [lora]}", "not a finite number"),
     ("axes: {context: [64, 64]}", "a level is listed twice"),
+    ("axes: {adapter: [lora]}\npredicted_oom: skp",
+     "predicted_oom: 'skp' is not one of run, skip; did you mean 'skip'?"),
     # found only at run time before
     ("fixed: {model: /no/such/model}\naxes: {adapter: [lora]}", "model folder '/no/such/model' does not exist"),
     ("fixed: {model: 'arch:qwen9'}\naxes: {adapter: [lora]}", "did you mean 'arch:qwen3-8b'?"),

@@ -8,6 +8,8 @@ from typing import Any
 
 from harness.estimate.memory_model import Component, Estimate, ShapesUnknown, estimate
 
+GIB = 2**30
+
 
 def estimate_cell(settings: dict[str, Any]) -> Estimate:
     """The estimate for a cell's settings, its model's shapes read without loading weights."""
@@ -20,4 +22,20 @@ def estimate_cell(settings: dict[str, Any]) -> Estimate:
     return estimate(settings, model)
 
 
-__all__ = ["Component", "Estimate", "ShapesUnknown", "estimate", "estimate_cell"]
+def predicted_not_to_fit(settings: dict[str, Any]) -> str | None:
+    """Why the estimate says a cell cannot fit its budget, or None (also where the shapes are not known)."""
+    from harness.budget import budget_bytes
+
+    try:
+        est = estimate_cell(settings)
+    except ShapesUnknown:
+        return None
+    budget = budget_bytes(settings["budget"])
+    if est.total_bytes <= budget:
+        return None
+    return (f"predicted not to fit: the memory estimate (vramlab estimate) is {est.total_bytes / GIB:.2f} GiB of "
+            f"device memory at its peak ({est.peak_moment}), over the {budget / GIB:.2f} GiB budget; "
+            "not run, as the matrix asks (predicted_oom: skip)")
+
+
+__all__ = ["Component", "Estimate", "ShapesUnknown", "estimate", "estimate_cell", "predicted_not_to_fit"]

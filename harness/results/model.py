@@ -26,7 +26,7 @@ class Status(StrEnum):
 
     ok = "ok"  # trained; the whole process stayed within the budget
     oom = "oom"  # an allocation failed, or the process's device memory went over the budget
-    skipped = "skipped"  # a declared conflict, or a technique this machine cannot run
+    skipped = "skipped"  # a declared conflict, a technique this machine cannot run, or predicted not to fit
     error = "error"  # anything else; the traceback is kept
     timeout = "timeout"  # passed its wall-clock limit; the phase it was in is kept
 
