@@ -11,7 +11,7 @@ import pytest
 from harness.budget import budget_bytes
 from harness.cli import main
 from harness.estimate import estimate_cell
-from harness.estimate.calibration import TOLERANCE, rows
+from harness.estimate.calibration import TOLERANCE, rows, table
 from harness.estimate.outside import (
     CONTEXT_AT_LOAD_MIB,
     DURING_TRAINING_MIB,
@@ -100,6 +100,16 @@ def test_every_committed_ok_gpu_cell_is_predicted_within_tolerance():
     assert len(found) == 26  # 14 ok cells of seed-16gb, 12 of gpu-check
     misses = [f"{r.name}: {r.error:+.1%}" for r in found if abs(r.error) > TOLERANCE]
     assert not misses, misses
+
+
+def test_the_committed_calibration_table_is_generated_from_the_committed_results():
+    committed = (REPO / "reports" / "estimate" / "calibration.md").read_text()
+    assert committed == table(rows(GPU_RESULTS)) + "\n"
+
+
+def test_the_readme_states_the_generated_calibration_result():
+    summary = table(rows(GPU_RESULTS)).splitlines()[-1]
+    assert summary in (REPO / "README.md").read_text()
 
 
 def test_the_seed_stack_is_predicted_closely():
