@@ -75,6 +75,10 @@ def budget_problem(value: Any) -> str | None:
     return _size_problem(value)
 
 
+def host_budget_problem(value: Any) -> str | None:
+    return None if value == "none" else _size_problem(value)
+
+
 def budget_card(value: Any) -> Card | None:
     """The card a budget names, or None for a plain size."""
     name = value.get("card") if isinstance(value, dict) else value
@@ -95,6 +99,9 @@ def budget_bytes(value: Any) -> int:
 class Budget:
     limit_bytes: int
     cuda: bool
+    # host memory no file backs (resident anonymous and shared memory): what a desktop must hold in RAM,
+    # while the pages of a memory-mapped checkpoint can be dropped and read again
+    host_limit_bytes: int | None = None
     outside_allocator_bytes: int = 0
     paged_optimizer_bytes: int = 0
     allocator_cap_bytes: int | None = None
@@ -104,8 +111,10 @@ class Budget:
     RECAP_STEP = 16 * 2**20
 
     @classmethod
-    def from_setting(cls, value: Any, cuda: bool) -> Budget:
-        return cls(limit_bytes=budget_bytes(value), cuda=cuda)
+    def from_settings(cls, settings: dict[str, Any], cuda: bool) -> Budget:
+        host = settings.get("host_budget", "none")
+        return cls(limit_bytes=budget_bytes(settings["budget"]), cuda=cuda,
+                   host_limit_bytes=None if host == "none" else parse_bytes(host))
 
     def apply(self, outside_bytes: int) -> None:
         """Cap the allocator; `outside_bytes` is the device memory outside it right after CUDA init."""
@@ -157,10 +166,19 @@ class Budget:
                     f"{self.limit_bytes / GIB:.2f} GiB budget")
         return None
 
+    def judge_host(self, peak_unmapped_bytes: int | None) -> str | None:
+        """Why the cell did not fit the host budget, or None (also where no budget is set, or /proc did not
+        tell the figure)."""
+        if self.host_limit_bytes is None or peak_unmapped_bytes is None or peak_unmapped_bytes <= self.host_limit_bytes:
+            return None
+        return (f"the host memory no file backs peaked at {peak_unmapped_bytes / GIB:.2f} GiB, over the "
+                f"{self.host_limit_bytes / GIB:.2f} GiB host budget")
+
     def as_dict(self) -> dict[str, Any]:
         return {"limit_bytes": self.limit_bytes, "allocator_cap_bytes": self.allocator_cap_bytes,
                 "outside_allocator_bytes": self.outside_allocator_bytes,
                 "paged_optimizer_bytes": self.paged_optimizer_bytes, "recaps": self.recaps,
                 "device_total_bytes": self.device_total_bytes,
                 "judged_on": "nvml process device memory" if self.cuda else "peak resident set",
+                "host_limit_bytes": self.host_limit_bytes,
                 "notes": self.notes}

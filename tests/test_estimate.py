@@ -16,6 +16,7 @@ from harness.estimate.outside import (
     CONTEXT_AT_LOAD_MIB,
     DURING_TRAINING_MIB,
     UNSLOTH_NF4_KERNELS_MIB,
+    UNSLOTH_PINNED_AT_LOAD_MIB,
     derive,
 )
 from harness.settings import defaults
@@ -92,7 +93,8 @@ def test_the_peak_moment_of_a_tiny_model_is_the_lm_head_tile():
 def test_the_outside_allocator_constants_are_what_the_committed_results_give():
     assert derive(GPU_RESULTS) == {"context_at_load_mib": CONTEXT_AT_LOAD_MIB,
                                    "during_training_mib": DURING_TRAINING_MIB,
-                                   "unsloth_nf4_kernels_mib": UNSLOTH_NF4_KERNELS_MIB}
+                                   "unsloth_nf4_kernels_mib": UNSLOTH_NF4_KERNELS_MIB,
+                                   "unsloth_pinned_at_load_mib": UNSLOTH_PINNED_AT_LOAD_MIB}
 
 
 def test_every_committed_ok_gpu_cell_is_predicted_within_tolerance():
@@ -115,6 +117,16 @@ def test_the_readme_states_the_generated_calibration_result():
 def test_the_seed_stack_is_predicted_closely():
     row = next(r for r in rows(GPU_RESULTS) if r.name == "seed-stack")
     assert abs(row.error) < 0.03 and abs(row.allocated_error) < 0.03
+
+
+def test_pinned_host_memory_of_every_committed_gpu_cell_is_predicted_within_2_mib():
+    # the layer inputs offloaded checkpointing pins, each rounded up to a power of two, and Unsloth's buffer
+    for folder in GPU_RESULTS:
+        for path in sorted(folder.glob("*.json")):
+            result = json.loads(path.read_text())
+            if result["status"] == "ok":
+                measured = result["metrics"]["peak_host_pinned_bytes"]
+                assert abs(estimate_cell(result["config"]).host_pinned_bytes - measured) < 2 * 2**20, path.name
 
 
 def test_committed_cells_that_ran_out_of_memory_are_predicted_over_their_budget():

@@ -66,3 +66,12 @@ def test_the_option_is_read_from_the_matrix(tmp_path):
     assert matrix_options(str(path))["predicted_oom"] == "run"
     path.write_text("axes: {adapter: [lora]}\npredicted_oom: skip\n")
     assert matrix_options(str(path))["predicted_oom"] == "skip"
+
+
+def test_a_cell_whose_offloaded_inputs_alone_exceed_the_host_budget_is_skipped(tmp_path, on_a_gpu):
+    # the seed's stack at 20k pins 36 x 256 MiB = 9 GiB of layer inputs on the host
+    run_cell.run(cell(**SEED_20K, host_budget="8GiB"), tmp_path / "a.json", predicted_oom="skip")
+    result = read(tmp_path / "a.json")
+    assert result.status is Status.skipped and "over the 8.00 GiB host budget" in result.reason
+    with pytest.raises(Measured):
+        run_cell.run(cell(**SEED_20K, host_budget="16GiB"), tmp_path / "b.json", predicted_oom="skip")

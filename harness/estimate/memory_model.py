@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.budget import budget_card
-from harness.estimate.outside import outside_bytes
+from harness.estimate.outside import UNSLOTH_PINNED_AT_LOAD_MIB, outside_bytes
 from harness.model_info import ModelFacts
 
 GIB = 2**30
@@ -149,6 +149,8 @@ class Estimate:
     components: list[Component] = field(default_factory=list)
     peak_moment: str = ""
     notes: list[str] = field(default_factory=list)
+    host_pinned_bytes: int = 0  # offloaded layer inputs in pinned host memory, beside the device figure
+    host_detail: str = ""
 
     def add(self, name: str, size: float, detail: str) -> None:
         self.components.append(Component(name, int(size), detail))
@@ -164,7 +166,7 @@ class Estimate:
 
     def as_dict(self) -> dict[str, Any]:
         return {"total_bytes": self.total_bytes, "allocated_bytes": self.allocated_bytes,
-                "peak_moment": self.peak_moment, "notes": self.notes,
+                "peak_moment": self.peak_moment, "notes": self.notes, "host_pinned_bytes": self.host_pinned_bytes,
                 "components": [{"name": c.name, "bytes": c.bytes, "detail": c.detail} for c in self.components]}
 
 
@@ -243,6 +245,14 @@ def eager_scores(m: ModelFacts, settings: dict[str, Any]) -> int:
     Saved: the softmax in fp32 (by its backward) and its bf16 cast (by the product with v); in backward,
     the bf16 gradient and its fp32 upcast."""
     return settings["batch_size"] * m.heads * settings["context"] ** 2 if settings["attention"] == "eager" else 0
+
+
+def offloaded_inputs_bytes(m: ModelFacts, tokens: int) -> tuple[int, str]:
+    """Offloaded checkpointing copies every layer's input to pinned host memory. PyTorch's pinned (host)
+    caching allocator rounds each request up to a power of two, so a 160 MiB input takes 256 MiB."""
+    one = BF16 * m.hidden_size * tokens
+    held = 1 << (one - 1).bit_length()
+    return m.layers * held, f"{m.layers} layer inputs of {one / MIB:,.0f} MiB, each held as {held / MIB:,.0f} MiB"
 
 
 def _model_path(settings: dict[str, Any]) -> str:
@@ -331,4 +341,9 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     est.add(FRAGMENTATION, largest, f"one free block of the largest activation ({largest / MIB:,.0f} MiB)")
     if settings["optimizer"] == "paged_adamw_8bit":
         est.notes.append("paged optimizer state lives in unified memory and is not counted")
+    if mode == "offload":
+        est.host_pinned_bytes, est.host_detail = offloaded_inputs_bytes(m, tokens)
+    if kernels == "unsloth":
+        est.host_pinned_bytes += UNSLOTH_PINNED_AT_LOAD_MIB * MIB
+        est.host_detail += f"{', ' if est.host_detail else ''}Unsloth's {UNSLOTH_PINNED_AT_LOAD_MIB} MiB pinned at load"
     return est

@@ -13,6 +13,8 @@ What the committed cells show (NVIDIA H200, driver 580, CUDA 13.0, torch 2.11):
 - training adds what loads lazily, by the attention kernel that ran (cuDNN's library is the largest,
   SDPA's flash kernel less, eager attention the least), and Unsloth's compiled kernels on top where its
   fused 4-bit LoRA kernels run (an NF4 cell on the Unsloth path).
+One host figure is measured the same way: Unsloth pins a buffer of host memory while it loads (the load
+phase of every Unsloth cell peaks at the same pinned size; Hugging Face cells pin nothing then).
 Another GPU or CUDA version has another context size: these numbers are the H200's, and are only what
 this estimate can know until cells measured on another card are committed.
 """
@@ -34,6 +36,7 @@ DURING_TRAINING_MIB = {
     "cudnn": 94,
 }
 UNSLOTH_NF4_KERNELS_MIB = 71
+UNSLOTH_PINNED_AT_LOAD_MIB = 50
 
 
 def attention_kernel(settings: dict[str, Any], hopper: bool = True) -> str:
@@ -73,13 +76,17 @@ def derive(results_dirs: list[Path]) -> dict[str, Any]:
     at_load: list[int] = []
     training: dict[str, list[int]] = {}
     unsloth: dict[str, list[int]] = {}
+    pinned_at_load: list[int] = []
     for folder in results_dirs:
         for path in sorted(Path(folder).glob("*.json")):
             data = json.loads(path.read_text())
             metrics = data.get("metrics") or {}
             if data.get("status") != "ok" or (data.get("environment") or {}).get("cuda_available") is not True:
                 continue
-            load = _outside_at((metrics.get("phases") or {}).get("load") or {})
+            load_phase = (metrics.get("phases") or {}).get("load") or {}
+            if data["config"]["kernels"] == "unsloth" and load_phase.get("peak_host_pinned_bytes") is not None:
+                pinned_at_load.append(load_phase["peak_host_pinned_bytes"])
+            load = _outside_at(load_phase)
             peak = _outside_at(metrics)
             if load is None or peak is None:
                 continue
@@ -92,4 +99,5 @@ def derive(results_dirs: list[Path]) -> dict[str, Any]:
     extra = [statistics.median(values) - during[kernel] for kernel, values in unsloth.items() if kernel in during]
     return {"context_at_load_mib": round(context / MIB),
             "during_training_mib": {k: round(v / MIB) for k, v in sorted(during.items())},
-            "unsloth_nf4_kernels_mib": round(statistics.median(extra) / MIB) if extra else None}
+            "unsloth_nf4_kernels_mib": round(statistics.median(extra) / MIB) if extra else None,
+            "unsloth_pinned_at_load_mib": round(statistics.median(pinned_at_load) / MIB) if pinned_at_load else None}

@@ -38,6 +38,8 @@ def render(cell: Cell, est: Estimate | None, why_not: str | None) -> str:
     lines += [f"  {c.name:<32}{c.bytes / GIB:>7.2f} GiB  {c.detail}" for c in est.components]
     lines.append(f"  {'total':<32}{est.total_bytes / GIB:>7.2f} GiB  of a {budget / GIB:.2f} GiB budget: "
                  f"{verdict(est, budget)}")
+    if est.host_pinned_bytes:
+        lines.append(f"  {'host memory, pinned':<32}{est.host_pinned_bytes / GIB:>7.2f} GiB  {est.host_detail}")
     lines += [f"  note: {note}" for note in est.notes]
     return "\n".join(lines)
 

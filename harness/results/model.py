@@ -126,6 +126,7 @@ class BudgetRecord(Strict):
     recaps: int = 0
     device_total_bytes: Bytes | None = None
     judged_on: str
+    host_limit_bytes: Bytes | None = None  # judged on the peak of host memory no file backs
     notes: list[str] = Field(default_factory=list)
 
 
