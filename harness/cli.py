@@ -65,7 +65,8 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     if args.calibrate:
         from harness.estimate.calibration import rows, table
 
-        print(table(rows([Path(d) for d in args.calibrate])))
+        sources = [Path(d) for d in args.calibrate]
+        print(table(rows(sources), sources))
         return 0
     cells = _estimated_cells(args)
     if not cells:

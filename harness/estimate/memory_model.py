@@ -49,6 +49,15 @@ TRL_VOCAB_CHUNK = 32768
 TRL_PER_TOKEN_FP32 = 8  # running max, sums, target logit, log Z, entropy, ...: fp32 values per token
 
 
+# PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp): a request up to 1 MiB comes from
+# 2 MiB segments of the small pool; one under 10 MiB is cut from a 20 MiB segment of the large pool; a
+# larger one gets a segment of its own, rounded up to 2 MiB.
+SMALL_REQUEST = 1 * MIB
+LARGE_SEGMENT = 20 * MIB
+OWN_SEGMENT = 10 * MIB
+ROUND_LARGE = 2 * MIB
+
+
 @dataclass(frozen=True)
 class Tensor:
     """One activation, per token: `width` is a sum of h, q, kv, i terms; `count` copies of it."""
@@ -57,15 +66,24 @@ class Tensor:
     dtype_bytes: int = BF16
     count: int = 1
 
-    def bytes_per_token(self, m: ModelFacts) -> int:
-        widths = {"h": m.hidden_size, "q": m.heads * m.head_dim, "kv": m.kv_heads * m.head_dim,
-                  "i": m.intermediate_size}
-        return self.count * self.dtype_bytes * sum(widths[term.strip()] for term in self.width.split("+"))
+    def sizes(self, widths: dict[str, int], tokens: int) -> list[int]:
+        """The bytes of each tensor this line stands for (a term of the width is a tensor of its own)."""
+        return [self.dtype_bytes * widths[term.strip()] * tokens for term in self.width.split("+")] * self.count
+
+    def bytes_per_token(self, widths: dict[str, int]) -> int:
+        return sum(self.sizes(widths, 1))
+
+
+def token_widths(m: ModelFacts, settings: dict[str, Any]) -> dict[str, int]:
+    """The widths a Tensor's terms name: h hidden, q = heads x head_dim, kv = kv_heads x head_dim,
+    i intermediate, r the LoRA rank."""
+    return {"h": m.hidden_size, "q": m.heads * m.head_dim, "kv": m.kv_heads * m.head_dim,
+            "i": m.intermediate_size, "r": settings["lora_rank"]}
 
 
 # --- what a decoder layer keeps for its backward, by model path (the `kernels` level) ----------------------
-# The layer input is not listed: where it lives depends on checkpointing (see `Activations`).
-# Qwen3 normalizes q and k per head (q_norm, k_norm); its rows are added where the model has them.
+# The layer input is not listed: where it lives depends on checkpointing (see `estimate`). Qwen3 normalizes
+# q and k per head (q_norm, k_norm); their rows are added where the model has them.
 
 # Unsloth: fused LoRA kernels for QKV, O and the MLP save only their inputs (and gate/up, recomputing
 # SwiGLU in backward); its RMSNorm saves its input; RoPE is applied in place.
@@ -85,16 +103,12 @@ UNSLOTH_WORKING = (
     Tensor("gradient of the MLP input", "h"),
 )
 # Liger on the Hugging Face path: RMSNorm saves its input (and fp32 1/rms per row), SiLU-mul saves gate
-# and up and writes their gradients into them in place. peft's LoRA under bf16 autocast does not copy its
-# input (peft's bnb layer skips the cast when autocast is on); bitsandbytes' 4-bit matmul saves no input.
+# and up and writes their gradients into them in place. What peft's LoRA keeps is in LORA_INPUTS.
 LIGER_SAVED = (
-    Tensor("input RMSNorm output, saved by the LoRA A matmuls of q, k, v", "h"),
     Tensor("q, k after RoPE and v, saved by attention", "q + kv + kv"),
-    Tensor("attention output, saved by attention and o_proj's LoRA A", "q"),
+    Tensor("attention output, saved by attention", "q"),
     Tensor("residual after attention, saved by the post-attention RMSNorm", "h"),
-    Tensor("post-attention RMSNorm output, saved by the LoRA A matmuls of gate and up", "h"),
     Tensor("gate and up projections, saved by Liger's SiLU-mul", "i", count=2),
-    Tensor("SwiGLU output, saved by down_proj's LoRA A", "i"),
 )
 LIGER_WORKING = (
     Tensor("gradient arriving at the MLP output", "h"),
@@ -104,16 +118,14 @@ LIGER_WORKING = (
 # SiLU saves gate, the product saves SiLU(gate) and up.
 NONE_SAVED = (
     Tensor("input RMSNorm: its input upcast to fp32, saved by pow and mul", "h", FP32),
-    Tensor("input RMSNorm output, saved by the LoRA A matmuls of q, k, v", "h"),
     Tensor("q, k after RoPE and v, saved by attention", "q + kv + kv"),
-    Tensor("attention output, saved by attention and o_proj's LoRA A", "q"),
+    Tensor("attention output, saved by attention", "q"),
     Tensor("post-attention RMSNorm: its input upcast to fp32", "h", FP32),
-    Tensor("post-attention RMSNorm output, saved by the LoRA A matmuls of gate and up", "h"),
     Tensor("gate, saved by SiLU", "i"),
     Tensor("SiLU(gate) and up, saved by their product", "i", count=2),
 )
-# the peak is the product's backward: the SwiGLU output saved for down_proj is freed by then, and three
-# i-wide gradients exist at once (the product's, and SiLU(gate)'s and up's it makes)
+# the peak is the product's backward: down_proj's saved input is freed by then (LAYER_FREED_AT_PEAK), and
+# three i-wide gradients exist at once (the product's, and SiLU(gate)'s and up's it makes)
 NONE_WORKING = (
     Tensor("gradient arriving at the MLP output", "h"),
     Tensor("gradients of the SwiGLU output, SiLU(gate) and up", "i", count=3),
@@ -126,6 +138,23 @@ QK_NORM_SAVED = {
 LAYER_SAVED = {"unsloth": UNSLOTH_SAVED, "liger": LIGER_SAVED, "none": NONE_SAVED}
 LAYER_WORKING = {"unsloth": UNSLOTH_WORKING, "liger": LIGER_WORKING, "none": NONE_WORKING}
 QK_NORM_FAMILIES = ("qwen3",)
+
+# peft's LoRA on the Hugging Face path (Liger and plain modules): LoRA A keeps the input it multiplies.
+# On a bitsandbytes 4-bit layer under bf16 autocast peft passes the layer's input on as it is (its bnb
+# layer casts only without autocast), so layers reading one input share it, and the attention output is
+# the tensor attention saves anyway. On a plain bf16 nn.Linear peft casts the input to the adapter's fp32
+# and autocast casts it back to bf16: every adapted layer keeps its own copy, and the frozen base matmul
+# none. (The committed data agree: quality-smollm2's bf16 cells hold 4 hidden-widths per layer and token
+# more than its NF4 cell, which is the copies' count less the tensors they replace.)
+# (what, the layers reading it, width, whether attention keeps it already)
+LORA_INPUTS = (
+    ("input RMSNorm output", ("q_proj", "k_proj", "v_proj"), "h", False),
+    ("attention output", ("o_proj",), "q", True),
+    ("post-attention RMSNorm output", ("gate_proj", "up_proj"), "h", False),
+    ("SwiGLU output", ("down_proj",), "i", False),
+)
+# on the plain path, the peak (the SwiGLU product's backward) comes after down_proj's backward
+LAYER_FREED_AT_PEAK = {"none": ("down_proj",)}
 
 # TRL's chunked LM head: its backward holds the final hidden states, the masked copy it was given, and
 # the gradient of that copy accumulated in fp32 and cast back
@@ -231,13 +260,38 @@ def optimizer_device_bytes(params: int, optimizer: str) -> tuple[float, str]:
 
 # --- activations -----------------------------------------------------------------------------------------
 
-def layer_saved(m: ModelFacts, kernels: str) -> tuple[Tensor, ...]:
-    saved = LAYER_SAVED[kernels]
+def lora_inputs(settings: dict[str, Any], layers: tuple[str, ...] | None = None) -> tuple[Tensor, ...]:
+    """What peft's LoRA A matmuls keep on the Hugging Face path, for the adapted layers (among `layers`)."""
+    targets = set(settings["lora_targets"]) & set(layers or settings["lora_targets"])
+    shared = settings["quantization"] == "nf4"
+    kept = []
+    for what, readers, width, attention_keeps_it in LORA_INPUTS:
+        adapted = [name for name in readers if name in targets]
+        if not adapted:
+            continue
+        if shared and not attention_keeps_it:
+            kept.append(Tensor(f"{what}, saved by the LoRA A of {', '.join(adapted)}", width))
+        elif not shared:
+            kept.append(Tensor(f"{what}: a bf16 copy for the LoRA A of each of {', '.join(adapted)}", width,
+                               count=len(adapted)))
+        kept.append(Tensor(f"LoRA A's output (rank wide) of each of {', '.join(adapted)}, saved by LoRA B", "r",
+                           count=len(adapted)))
+    return tuple(kept)
+
+
+def layer_saved(m: ModelFacts, settings: dict[str, Any]) -> tuple[Tensor, ...]:
+    kernels = settings["kernels"]
+    saved = LAYER_SAVED[kernels] + (() if kernels == "unsloth" else lora_inputs(settings))
     return (*saved, QK_NORM_SAVED[kernels]) if m.model_type in QK_NORM_FAMILIES else saved
 
 
-def per_token(tensors: tuple[Tensor, ...], m: ModelFacts) -> int:
-    return sum(t.bytes_per_token(m) for t in tensors)
+def layer_freed_at_peak(settings: dict[str, Any]) -> tuple[Tensor, ...]:
+    layers = LAYER_FREED_AT_PEAK.get(settings["kernels"])
+    return lora_inputs(settings, layers) if layers else ()
+
+
+def per_token(tensors: tuple[Tensor, ...], widths: dict[str, int]) -> int:
+    return sum(t.bytes_per_token(widths) for t in tensors)
 
 
 def eager_scores(m: ModelFacts, settings: dict[str, Any]) -> int:
@@ -245,6 +299,20 @@ def eager_scores(m: ModelFacts, settings: dict[str, Any]) -> int:
     Saved: the softmax in fp32 (by its backward) and its bf16 cast (by the product with v); in backward,
     the bf16 gradient and its fp32 upcast."""
     return settings["batch_size"] * m.heads * settings["context"] ** 2 if settings["attention"] == "eager" else 0
+
+
+def packing_loss(sizes: list[int]) -> int:
+    """What the allocator's segments hold beyond the tensors in them: a 20 MiB segment takes as many tensors
+    of one size as fit and the rest of it waits for a smaller request; an own segment rounds up to 2 MiB.
+    Negligible for the 8B models' 64+ MiB activations, a tenth of them for a small model's 1-10 MiB ones."""
+    lost = 0
+    for size in sizes:
+        if SMALL_REQUEST < size < OWN_SEGMENT:
+            per_segment = LARGE_SEGMENT // size
+            lost += (LARGE_SEGMENT - per_segment * size) / per_segment
+        elif size >= OWN_SEGMENT:
+            lost += -size % ROUND_LARGE
+    return int(lost)
 
 
 def offloaded_inputs_bytes(m: ModelFacts, tokens: int) -> tuple[int, str]:
@@ -255,18 +323,17 @@ def offloaded_inputs_bytes(m: ModelFacts, tokens: int) -> tuple[int, str]:
     return m.layers * held, f"{m.layers} layer inputs of {one / MIB:,.0f} MiB, each held as {held / MIB:,.0f} MiB"
 
 
-def _model_path(settings: dict[str, Any]) -> str:
-    return "unsloth" if settings["kernels"] == "unsloth" else settings["kernels"]
-
-
 def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     if not m.has_shapes:
         raise ShapesUnknown(f"the shapes of {settings['model']} are not known here (a hub id that is not "
                             "downloaded); give a local folder with config.json, a GGUF file or an arch: preset")
-    kernels = _model_path(settings)
+    kernels = settings["kernels"]
     if kernels not in LAYER_SAVED:
-        raise ValueError(f"no memory model for kernels {settings['kernels']!r}")
+        raise ValueError(f"no memory model for kernels {kernels!r} (a declared conflict never runs)")
     est = Estimate()
+    if settings["dtype"] == "float32" or settings["device"] == "cpu":
+        est.notes.append("the formulas are for a GPU computing in bf16; this cell computes otherwise "
+                         "(a CPU cell is judged on its resident set)")
     tokens = settings["batch_size"] * settings["context"]
     mode = settings["checkpointing"]
     # a budget named after a card is that card's GPU; a plain size is emulated on the H200 that measured
@@ -293,29 +360,40 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
             f"{CUBLAS_HANDLES} handles x {CUBLAS_WORKSPACE[hopper] / MIB:g} MiB (torch's default)")
 
     # the peak moment: a decoder layer's backward, or the LM head's
-    saved = layer_saved(m, kernels)
-    layer_input = BF16 * m.hidden_size * tokens
-    saved_layer = per_token(saved, m) * tokens
+    w = token_widths(m, settings)
+    layer_input = Tensor("layer input", "h")
+    saved = layer_saved(m, settings)
+    freed = layer_freed_at_peak(settings)
+    layer_working = LAYER_WORKING[kernels]
     scores = eager_scores(m, settings)
     scores_saved = scores_working = scores * (FP32 + BF16)
     if mode == "off":
         # every layer keeps its input and its activations until its own backward
-        held = held_at_head = m.layers * (layer_input + saved_layer + scores_saved)
+        per_layer = [*layer_input.sizes(w, tokens), *(n for t in saved for n in t.sizes(w, tokens))]
+        at_head = per_layer * m.layers
+        at_layer = at_head  # less what the current layer has freed, subtracted below
         held_detail = head_detail = f"{m.layers} layers' inputs and activations (no checkpointing)"
+        scores_held = m.layers * scores_saved
     else:
         # checkpointing recomputes one layer at a time; its output exists while backward runs through it
         inputs = m.layers if mode == "on" else 1
-        held = inputs * layer_input + saved_layer + scores_saved + layer_input
+        at_layer = layer_input.sizes(w, tokens) * (inputs + 1) + [n for t in saved for n in t.sizes(w, tokens)]
+        at_head = layer_input.sizes(w, tokens) * m.layers if mode == "on" else []
         where = "on the device" if mode == "on" else "brought back from host memory (the others wait there)"
         held_detail = f"{inputs} layer input(s) {where}, one layer recomputed with its output"
-        held_at_head = m.layers * layer_input if mode == "on" else 0
         head_detail = f"{m.layers} layer inputs kept on the device" if mode == "on" else "none on the device"
-    working = max(per_token(LAYER_WORKING[kernels], m) * tokens, scores_working)
+        scores_held = scores_saved
+    held = sum(at_layer) - per_token(freed, w) * tokens + scores_held
+    held_at_head = sum(at_head) + (scores_held if mode == "off" else 0)
+    working_sizes = [n for t in layer_working for n in t.sizes(w, tokens)]
+    working = max(sum(working_sizes), scores_working)
     if settings["quantization"] == "nf4":
         # bitsandbytes and Unsloth dequantize a whole weight to bf16 for each matmul, one at a time
         working += BF16 * max(a * b for a, b in linear_shapes(m).values())
     head_tile = min(tokens, TRL_TOKEN_CHUNK) * TRL_VOCAB_CHUNK * BF16
-    head = per_token(LM_HEAD_TENSORS, m) * tokens + FP32 * TRL_PER_TOKEN_FP32 * tokens + head_tile
+    head_sizes = [n for t in LM_HEAD_TENSORS for n in t.sizes(w, tokens)] + [FP32 * TRL_PER_TOKEN_FP32 * tokens,
+                                                                            head_tile]
+    head = sum(head_sizes)
     # all adapter gradients exist in the backward of the last layer to be processed (the first), none yet
     # in the LM head's backward, which comes before any layer's
     gradients = FP32 * params
@@ -325,6 +403,7 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
         est.add("activations", held, held_detail)
         est.add("working tensors at the peak", working, "gradients in flight in the MLP's backward"
                 + (", the dequantized weight" if settings["quantization"] == "nf4" else ""))
+        held_sizes = at_layer + working_sizes
     else:
         est.peak_moment = "backward through the LM head and loss (TRL's chunked log-prob)"
         est.add("adapter gradients", 0, "none made yet at this moment")
@@ -332,13 +411,17 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
         est.add("working tensors at the peak", head,
                 f"final hidden states, their fp32 gradient, a {min(tokens, TRL_TOKEN_CHUNK):,} x "
                 f"{TRL_VOCAB_CHUNK:,} logits tile")
+        held_sizes = at_head + head_sizes
 
     # the caching allocator keeps freed blocks and splits them for smaller requests; the recomputation and
     # the backward ask for the largest activation blocks in another order than they were freed, so one
-    # block of the largest size is typically taken from a new segment (rounding to 2 MiB is negligible)
+    # block of the largest size is typically taken from a new segment; and its segments hold more than the
+    # tensors in them (packing_loss)
     widest = max(m.hidden_size, m.heads * m.head_dim, m.intermediate_size)
     largest = max(BF16 * widest * tokens, FP32 * scores)
-    est.add(FRAGMENTATION, largest, f"one free block of the largest activation ({largest / MIB:,.0f} MiB)")
+    packing = packing_loss(held_sizes)
+    est.add(FRAGMENTATION, largest + packing, f"one free block of the largest activation ({largest / MIB:,.0f} "
+                                              f"MiB) and segments' packing ({packing / MIB:,.0f} MiB)")
     if settings["optimizer"] == "paged_adamw_8bit":
         est.notes.append("paged optimizer state lives in unified memory and is not counted")
     if mode == "offload":

@@ -33,9 +33,9 @@ CONTEXT_AT_LOAD_MIB = 676
 DURING_TRAINING_MIB = {
     "eager": 66,
     "flash": 78,
-    "cudnn": 94,
+    "cudnn": 100,
 }
-UNSLOTH_NF4_KERNELS_MIB = 71
+UNSLOTH_NF4_KERNELS_MIB = 68
 UNSLOTH_PINNED_AT_LOAD_MIB = 50
 
 
