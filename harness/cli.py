@@ -71,9 +71,16 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     cells = _estimated_cells(args)
     if not cells:
         raise MatrixError(f"{args.matrix} has no cell named or with id {args.cell!r}")
+    estimated = []
     for cell in cells:
         est, why_not = cell_estimate(cell)
         print(json.dumps(as_json(cell, est, why_not), sort_keys=True) if args.json else render(cell, est, why_not))
+        if est is not None:
+            estimated.append((cell, est))
+    if args.chart and estimated:
+        from harness.estimate.chart import components_chart
+
+        print(components_chart(estimated, Path(args.results_dir), Path(args.chart)), file=sys.stderr)
     return 0
 
 
@@ -253,6 +260,9 @@ def parser() -> argparse.ArgumentParser:
                    help="one cell instead of a matrix: a setting over the defaults (repeatable; model may be any "
                         "architecture: arch:<preset>, a folder with config.json, a GGUF file)")
     p.add_argument("--json", action="store_true", help="one JSON object per cell")
+    p.add_argument("--chart", metavar="PNG", help="also draw the cells' predicted components as stacked bars, with "
+                                                  "the measured device peak where results/<matrix>/ has one")
+    p.add_argument("--results-dir", default="results")
     p.add_argument("--calibrate", nargs="+", metavar="RESULTS_DIR",
                    help="instead: predicted against measured for every ok GPU cell in these result folders")
     p.set_defaults(func=_cmd_estimate)

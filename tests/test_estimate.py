@@ -158,6 +158,11 @@ def test_vramlab_estimate_prints_every_cell_of_the_seed_matrix_quickly(capsys):
     assert "does not fit" in out and "fits (" in out
 
 
+def test_vramlab_estimate_draws_the_components_of_a_matrix(tmp_path, capsys):
+    assert main(["estimate", "gpu-check", "--chart", str(tmp_path / "c.png")]) == 0
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_vramlab_estimate_of_one_cell_from_settings(capsys):
     assert main(["estimate", "--json", "--set", "model=arch:llama-3.1-8b", "--set", "context=32768",
                  "--set", "budget={card: rtx4090, display_reserve: 1GiB}"]) == 0
