@@ -171,6 +171,14 @@ def test_vramlab_estimate_of_one_cell_from_settings(capsys):
     assert record["total_bytes"] == sum(c["bytes"] for c in record["components"])
 
 
+def test_a_config_json_folder_is_estimated_as_its_preset(tmp_path):
+    from harness.presets import PRESETS
+
+    (tmp_path / "config.json").write_text(json.dumps(PRESETS["llama-3.1-8b"]))
+    from_folder = estimate_cell(cell(model=str(tmp_path)))
+    assert from_folder.total_bytes == estimate_cell(cell(model="arch:llama-3.1-8b")).total_bytes
+
+
 def test_vramlab_estimate_refuses_a_bad_setting(capsys):
     assert main(["estimate", "--set", "kernels=ungloth"]) == 2
     assert "did you mean 'unsloth'?" in capsys.readouterr().err
