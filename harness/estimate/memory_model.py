@@ -110,9 +110,12 @@ LIGER_SAVED = (
     Tensor("residual after attention, saved by the post-attention RMSNorm", "h"),
     Tensor("gate and up projections, saved by Liger's SiLU-mul", "i", count=2),
 )
+# the peak is down_proj's backward: its input gradient comes once through the frozen weight and once
+# through LoRA A, and both exist until autograd adds the second into the first
 LIGER_WORKING = (
     Tensor("gradient arriving at the MLP output", "h"),
-    Tensor("gradient of the down projection's input", "i"),
+    Tensor("gradient of the down projection's input, through the frozen weight and through LoRA A", "i",
+           count=2),
 )
 # Plain Hugging Face modules: RMSNorm upcasts its input to fp32 and that copy is what pow and mul save;
 # SiLU saves gate, the product saves SiLU(gate) and up.
