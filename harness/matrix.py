@@ -247,10 +247,9 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
     for key in spec:
         if key not in TOP_LEVEL_KEYS:
             raise check.fail("top level", f"unknown key {key!r}{_did_you_mean(key, TOP_LEVEL_KEYS)}")
-    predicted_oom = spec.get("predicted_oom", "run")
-    if predicted_oom not in PREDICTED_OOM:
-        raise check.fail("predicted_oom", f"{predicted_oom!r} is not one of {', '.join(PREDICTED_OOM)}"
-                                          f"{_did_you_mean(predicted_oom, PREDICTED_OOM)}")
+    problem = _predicted_oom_problem(spec.get("predicted_oom", "run"))
+    if problem:
+        raise check.fail("predicted_oom", problem)
     design = spec.get("design", "full" if "axes" in spec else "list")
     if design not in DESIGNS:
         raise check.fail("design", f"{design!r} is not one of {', '.join(DESIGNS)}{_did_you_mean(design, DESIGNS)}")
@@ -401,10 +400,16 @@ def matrix_options(name_or_path: str) -> dict[str, Any]:
     if isinstance(concurrent, bool) or not isinstance(concurrent, int) or concurrent < 1:
         raise MatrixError(f"{matrix_path(name_or_path)}: concurrent_cells: {concurrent!r} is not a positive integer")
     predicted_oom = spec.get("predicted_oom", "run")
-    if predicted_oom not in PREDICTED_OOM:
-        raise MatrixError(f"{matrix_path(name_or_path)}: predicted_oom: {predicted_oom!r} is not one of "
-                          f"{', '.join(PREDICTED_OOM)}{_did_you_mean(predicted_oom, PREDICTED_OOM)}")
+    problem = _predicted_oom_problem(predicted_oom)
+    if problem:
+        raise MatrixError(f"{matrix_path(name_or_path)}: predicted_oom: {problem}")
     return {"concurrent_cells": concurrent, "predicted_oom": predicted_oom}
+
+
+def _predicted_oom_problem(value: Any) -> str | None:
+    if value in PREDICTED_OOM:
+        return None
+    return f"{value!r} is not one of {', '.join(PREDICTED_OOM)}{_did_you_mean(value, PREDICTED_OOM)}"
 
 
 def _readable_name(varied: dict[str, Any]) -> str:
