@@ -46,6 +46,13 @@ class ModelFacts:
     def linear_layers(self) -> tuple[str, ...] | None:
         return LINEAR_LAYERS.get(self.model_type or "")
 
+    def linear_shapes(self) -> dict[str, tuple[int, int]]:
+        """(in, out) of each linear layer of one decoder layer (needs the shapes)."""
+        q, kv = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        h, i = self.hidden_size, self.intermediate_size
+        return {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
+                "gate_proj": (h, i), "up_proj": (h, i), "down_proj": (i, h)}
+
     @property
     def has_shapes(self) -> bool:
         return None not in (self.hidden_size, self.intermediate_size, self.layers, self.heads, self.kv_heads,

@@ -13,13 +13,10 @@ GIB = 2**30
 
 def estimate_cell(settings: dict[str, Any]) -> Estimate:
     """The estimate for a cell's settings, its model's shapes read without loading weights."""
-    from harness.model_info import facts
+    from harness.model_info import ModelFacts, facts
 
-    model = facts(settings["model"])
-    if model is None:
-        raise ShapesUnknown(f"the shapes of {settings['model']} are not known here (a hub id that is not "
-                            "downloaded); give a local folder with config.json, a GGUF file or an arch: preset")
-    return estimate(settings, model)
+    # a hub id not on this machine tells nothing: the estimate says so, as for a source without shapes
+    return estimate(settings, facts(settings["model"]) or ModelFacts(None, None, None))
 
 
 def predicted_not_to_fit(settings: dict[str, Any]) -> str | None:
