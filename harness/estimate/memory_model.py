@@ -11,10 +11,8 @@ whole process's device memory (harness/budget.py), and it is made up as
 The peak moment is the larger of two: the backward pass through one decoder layer (its activations,
 recomputed where checkpointing is on, and its gradients in flight), or the backward pass through the LM
 head and loss. Activations are listed tensor by tensor for each model path, per token, as the code of
-that path keeps them for backward; a tensor is named once even where two operations save it.
-
-Widths of one token's vectors: h hidden, q = heads x head_dim, kv = kv_heads x head_dim, i intermediate.
-Activations are bf16 (2 bytes) unless a line says otherwise.
+that path keeps them for backward, in harness/estimate/activations.py; what the allocator and cuBLAS add
+is in harness/estimate/allocator.py. This module holds the weights, adapter and optimizer, and the sum.
 """
 
 from __future__ import annotations
