@@ -8,22 +8,100 @@ is `ok` only when that sampled peak stays within the budget, since a real card f
 not on the allocator's.
 
 On a CPU there is no allocator to cap; the budget is judged against the process's peak resident set.
+
+A budget is written as a size in binary units ('16GiB'), as a card (harness/cards.py: 'rtx4080', what that
+card lets a process have), or as a card with a reserve for the display that shares it
+({card: rtx4080, display_reserve: 0.5GiB}).
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.cards import CARDS, Card
 from harness.settings import parse_bytes
 
 GIB = 2**30
+_BINARY = {"KIB", "MIB", "GIB", "TIB"}
+BUDGET_KEYS = ("card", "display_reserve")
+
+
+def _size_problem(value: Any) -> str | None:
+    """A size names its unit, and the binary one a card's size is given in: '16 GB' cards hold 16 GiB."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value)) if not isinstance(value, bool) else None
+    if match is None:
+        return f"{value!r} is not a memory size; write it like '16GiB'"
+    unit = match.group(2).upper()
+    if not unit:
+        return f"{value!r} has no unit; write it like '16GiB' (a bare number would be read as bytes)"
+    if unit in ("KB", "MB", "GB", "TB"):
+        return (f"{value!r} is in decimal units ({parse_bytes(value) / 2**30:.2f} GiB); a '16 GB' card holds 16 GiB: "
+                f"write {match.group(1)}{unit[0]}iB")
+    if unit not in _BINARY:
+        return f"{value!r}: unknown unit {match.group(2)!r}; use KiB, MiB, GiB or TiB"
+    if parse_bytes(value) < 2**20:
+        return f"{value!r} is less than 1 MiB: no model trains in that"
+    return None
+
+
+def _card_problem(name: Any) -> str | None:
+    if isinstance(name, str) and name in CARDS:
+        return None
+    close = difflib.get_close_matches(str(name), list(CARDS), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"no card {name!r}{hint} (known: {', '.join(CARDS)}; or give a size like '16GiB')"
+
+
+def budget_problem(value: Any) -> str | None:
+    """Why `value` is not a budget, or None."""
+    if isinstance(value, dict):
+        unknown = [k for k in value if k not in BUDGET_KEYS]
+        if unknown:
+            return f"unknown key {unknown[0]!r} in a card budget; it takes {' and '.join(BUDGET_KEYS)}"
+        if "card" not in value:
+            return "a budget written as a mapping names its card: {card: rtx4080, display_reserve: 0.5GiB}"
+        problem = _card_problem(value["card"]) or (_size_problem(value["display_reserve"])
+                                                   if "display_reserve" in value else None)
+        if problem:
+            return problem
+        if budget_bytes(value) < 2**20:
+            return f"display_reserve {value['display_reserve']!r} leaves nothing of the card's memory"
+        return None
+    if isinstance(value, str) and value.strip() and value.strip()[0].isalpha():
+        return _card_problem(value)
+    return _size_problem(value)
+
+
+def host_budget_problem(value: Any) -> str | None:
+    return None if value == "none" else _size_problem(value)
+
+
+def budget_card(value: Any) -> Card | None:
+    """The card a budget names, or None for a plain size."""
+    name = value.get("card") if isinstance(value, dict) else value
+    return CARDS.get(name) if isinstance(name, str) else None
+
+
+def budget_bytes(value: Any) -> int:
+    """The device memory a budget allows: a size as written; a card's memory less what its driver reserves,
+    less the display's reserve."""
+    card = budget_card(value)
+    if card is None:
+        return parse_bytes(value)
+    reserve = parse_bytes(value.get("display_reserve", 0)) if isinstance(value, dict) else 0
+    return card.usable_bytes - reserve
 
 
 @dataclass
 class Budget:
     limit_bytes: int
     cuda: bool
+    # host memory no file backs (resident anonymous and shared memory): what a desktop must hold in RAM,
+    # while the pages of a memory-mapped checkpoint can be dropped and read again
+    host_limit_bytes: int | None = None
     outside_allocator_bytes: int = 0
     paged_optimizer_bytes: int = 0
     allocator_cap_bytes: int | None = None
@@ -33,8 +111,10 @@ class Budget:
     RECAP_STEP = 16 * 2**20
 
     @classmethod
-    def from_setting(cls, text: str, cuda: bool) -> Budget:
-        return cls(limit_bytes=parse_bytes(text), cuda=cuda)
+    def from_settings(cls, settings: dict[str, Any], cuda: bool) -> Budget:
+        host = settings.get("host_budget", "none")
+        return cls(limit_bytes=budget_bytes(settings["budget"]), cuda=cuda,
+                   host_limit_bytes=None if host == "none" else parse_bytes(host))
 
     def apply(self, outside_bytes: int) -> None:
         """Cap the allocator; `outside_bytes` is the device memory outside it right after CUDA init."""
@@ -86,10 +166,19 @@ class Budget:
                     f"{self.limit_bytes / GIB:.2f} GiB budget")
         return None
 
+    def judge_host(self, peak_unmapped_bytes: int | None) -> str | None:
+        """Why the cell did not fit the host budget, or None (also where no budget is set, or /proc did not
+        tell the figure)."""
+        if self.host_limit_bytes is None or peak_unmapped_bytes is None or peak_unmapped_bytes <= self.host_limit_bytes:
+            return None
+        return (f"the host memory no file backs peaked at {peak_unmapped_bytes / GIB:.2f} GiB, over the "
+                f"{self.host_limit_bytes / GIB:.2f} GiB host budget")
+
     def as_dict(self) -> dict[str, Any]:
         return {"limit_bytes": self.limit_bytes, "allocator_cap_bytes": self.allocator_cap_bytes,
                 "outside_allocator_bytes": self.outside_allocator_bytes,
                 "paged_optimizer_bytes": self.paged_optimizer_bytes, "recaps": self.recaps,
                 "device_total_bytes": self.device_total_bytes,
                 "judged_on": "nvml process device memory" if self.cuda else "peak resident set",
+                "host_limit_bytes": self.host_limit_bytes,
                 "notes": self.notes}

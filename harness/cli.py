@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from harness.cells import Cell
-from harness.matrix import MatrixError, expand, find_cell
+from harness.matrix import MatrixError, expand, find_cell, matrix_options
 from harness.results import ResultFileError, adapter_folder, result_path
 
 
@@ -34,6 +34,53 @@ def _cmd_settings(args: argparse.Namespace) -> int:
     from harness.settings import table
 
     print(table())
+    return 0
+
+
+def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
+    """The matrix's cells, or the one cell that --set describes (over the defaults)."""
+    import yaml
+
+    from harness.matrix import expand_spec
+
+    if args.matrix and args.set:
+        raise MatrixError("estimate: give a matrix or --set settings of one cell, not both")
+    if args.matrix:
+        cells = expand(args.matrix)
+        return [c for c in cells if c.name == args.cell or c.cell_id == args.cell] if args.cell else cells
+    if not args.set:
+        raise MatrixError("estimate: give a matrix (e.g. seed-16gb) or one cell's settings with --set KEY=VALUE")
+    settings: dict = {"name": "cell"}
+    for pair in args.set:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise MatrixError(f"--set {pair!r}: write it as KEY=VALUE (e.g. --set context=32768)")
+        settings[key.strip()] = yaml.safe_load(value)
+    return expand_spec("estimate", {"design": "list", "cells": [settings]}, source="--set")
+
+
+def _cmd_estimate(args: argparse.Namespace) -> int:
+    from harness.estimate.table import as_json, cell_estimate, render
+
+    if args.calibrate:
+        from harness.estimate.calibration import rows, table
+
+        sources = [Path(d) for d in args.calibrate]
+        print(table(rows(sources), sources))
+        return 0
+    cells = _estimated_cells(args)
+    if not cells:
+        raise MatrixError(f"{args.matrix} has no cell named or with id {args.cell!r}")
+    estimated = []
+    for cell in cells:
+        est, why_not = cell_estimate(cell)
+        print(json.dumps(as_json(cell, est, why_not), sort_keys=True) if args.json else render(cell, est, why_not))
+        if est is not None:
+            estimated.append((cell, est))
+    if args.chart and estimated:
+        from harness.estimate.chart import components_chart
+
+        print(components_chart(estimated, Path(args.results_dir), Path(args.chart)), file=sys.stderr)
     return 0
 
 
@@ -144,7 +191,8 @@ def _cmd_run_cell_worker(args: argparse.Namespace) -> int:
 
     with worker():
         cell, out, adapter = _cell_and_paths(args)
-        run(cell, out, adapter, shared_device=args.shared_device)
+        run(cell, out, adapter, shared_device=args.shared_device,
+            predicted_oom=matrix_options(args.matrix)["predicted_oom"])
     return 0
 
 
@@ -284,6 +332,21 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("settings", help="every setting a matrix may use: levels or type, default, owner, help")
     p.set_defaults(func=_cmd_settings)
+
+    p = sub.add_parser("estimate", help="predicted device memory of a matrix's cells (or of one cell), by "
+                                        "component, against each budget: no GPU, no weights")
+    p.add_argument("matrix", nargs="?", help="a name under ablations/ or a path to a YAML file")
+    p.add_argument("--cell", help="only this cell of the matrix (its name or id)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="one cell instead of a matrix: a setting over the defaults (repeatable; model may be any "
+                        "architecture: arch:<preset>, a folder with config.json, a GGUF file)")
+    p.add_argument("--json", action="store_true", help="one JSON object per cell")
+    p.add_argument("--chart", metavar="PNG", help="also draw the cells' predicted components as stacked bars, with "
+                                                  "the measured device peak where results/<matrix>/ has one")
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--calibrate", nargs="+", metavar="RESULTS_DIR",
+                   help="instead: predicted against measured for every ok GPU cell in these result folders")
+    p.set_defaults(func=_cmd_estimate)
 
     p = sub.add_parser("run-cell", help="run one cell in a fresh process under a wall-clock limit and write its "
                                         "result file, whatever happens to that process")

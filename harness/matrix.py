@@ -16,6 +16,9 @@ A matrix file has these top-level keys (only `axes` or `cells` is required):
                                             seed (the report gives mean, spread and n over them)
     concurrent_cells: 8                     cells (and their evaluations) may share the device, this many at
                                             a time; their throughput is then recorded as not measured
+    predicted_oom: run | skip               skip: a GPU cell that the memory estimate (harness/estimate) says
+                                            cannot fit its budget is recorded as `skipped` with the predicted
+                                            figure, without loading a model; run (default): every cell runs
     evaluation: {tasks: [...], ...}         what the evaluate stage measures on every trained cell
                                             (harness/evaluation/plan.py); not part of a cell's id, so
                                             adding a task never retrains a cell
@@ -42,8 +45,9 @@ from harness.cells import Cell
 from harness.settings import SETTINGS, defaults
 
 TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells", "include", "exclude",
-                  "seeds", "concurrent_cells", "evaluation", "ceiling")
+                  "seeds", "concurrent_cells", "predicted_oom", "evaluation", "ceiling")
 DESIGNS = ("full", "one_at_a_time", "list")
+PREDICTED_OOM = ("run", "skip")
 MATRIX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
 
@@ -243,6 +247,9 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
     for key in spec:
         if key not in TOP_LEVEL_KEYS:
             raise check.fail("top level", f"unknown key {key!r}{_did_you_mean(key, TOP_LEVEL_KEYS)}")
+    problem = _predicted_oom_problem(spec.get("predicted_oom", "run"))
+    if problem:
+        raise check.fail("predicted_oom", problem)
     design = spec.get("design", "full" if "axes" in spec else "list")
     if design not in DESIGNS:
         raise check.fail("design", f"{design!r} is not one of {', '.join(DESIGNS)}{_did_you_mean(design, DESIGNS)}")
@@ -393,12 +400,23 @@ def _seeds(check: _Checker, spec: dict[str, Any], fixed: dict[str, Any], axes: d
 
 
 def matrix_options(name_or_path: str) -> dict[str, Any]:
-    """How a matrix runs, beside what its cells are: how many cells may share the device at once."""
+    """How a matrix runs, beside what its cells are: how many cells may share the device at once, and whether
+    cells predicted not to fit are run."""
     _, spec = load_matrix(name_or_path)
     concurrent = spec.get("concurrent_cells", 1)
     if isinstance(concurrent, bool) or not isinstance(concurrent, int) or concurrent < 1:
         raise MatrixError(f"{matrix_path(name_or_path)}: concurrent_cells: {concurrent!r} is not a positive integer")
-    return {"concurrent_cells": concurrent}
+    predicted_oom = spec.get("predicted_oom", "run")
+    problem = _predicted_oom_problem(predicted_oom)
+    if problem:
+        raise MatrixError(f"{matrix_path(name_or_path)}: predicted_oom: {problem}")
+    return {"concurrent_cells": concurrent, "predicted_oom": predicted_oom}
+
+
+def _predicted_oom_problem(value: Any) -> str | None:
+    if value in PREDICTED_OOM:
+        return None
+    return f"{value!r} is not one of {', '.join(PREDICTED_OOM)}{_did_you_mean(value, PREDICTED_OOM)}"
 
 
 def ceiling_spec(name_or_path: str) -> Any:

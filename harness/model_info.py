@@ -1,7 +1,7 @@
 """What can be known about a cell's model without loading its weights: its family, how many positions and
-tokens it has, and the names of its linear layers. Matrix validation uses it, so that a context beyond the
-model's positions, a vocabulary target not smaller than its vocabulary, or LoRA targets that match no
-layer are told before anything runs.
+tokens it has, the names of its linear layers, and its shapes. Matrix validation uses it, so that a context
+beyond the model's positions, a vocabulary target not smaller than its vocabulary, or LoRA targets that match
+no layer are told before anything runs; the memory estimate (harness/estimate) reads the shapes.
 
 Read from the preset (arch:), the folder's config.json, or the GGUF file's header (package:, gguf:); a hub
 id that is not on this machine tells nothing, and then nothing is checked.
@@ -33,10 +33,42 @@ class ModelFacts:
     model_type: str | None
     max_positions: int | None
     vocab_size: int | None
+    # shapes, None where the source does not tell them
+    hidden_size: int | None = None
+    intermediate_size: int | None = None
+    layers: int | None = None
+    heads: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    tied_embeddings: bool | None = None
 
     @property
     def linear_layers(self) -> tuple[str, ...] | None:
         return LINEAR_LAYERS.get(self.model_type or "")
+
+    def linear_shapes(self) -> dict[str, tuple[int, int]]:
+        """(in, out) of each linear layer of one decoder layer (needs the shapes)."""
+        q, kv = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        h, i = self.hidden_size, self.intermediate_size
+        return {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
+                "gate_proj": (h, i), "up_proj": (h, i), "down_proj": (i, h)}
+
+    @property
+    def has_shapes(self) -> bool:
+        return None not in (self.hidden_size, self.intermediate_size, self.layers, self.heads, self.kv_heads,
+                            self.head_dim, self.vocab_size)
+
+
+def _from_config(config: dict, max_positions_key: str = "max_position_embeddings") -> ModelFacts:
+    """A transformers config (a preset is one): head_dim defaults to hidden/heads as transformers does."""
+    text = config.get("text_config", config)
+    heads = text.get("num_attention_heads")
+    head_dim = text.get("head_dim") or (text["hidden_size"] // heads if heads and text.get("hidden_size") else None)
+    return ModelFacts(config.get("model_type"), text.get(max_positions_key), text.get("vocab_size"),
+                      hidden_size=text.get("hidden_size"), intermediate_size=text.get("intermediate_size"),
+                      layers=text.get("num_hidden_layers"), heads=heads,
+                      kv_heads=text.get("num_key_value_heads", heads), head_dim=head_dim,
+                      tied_embeddings=bool(config.get("tie_word_embeddings", text.get("tie_word_embeddings", False))))
 
 
 @functools.cache
@@ -52,8 +84,7 @@ def facts(source: str) -> ModelFacts | None:
             close = difflib.get_close_matches(name, list(PRESETS), n=1)
             hint = f"; did you mean 'arch:{close[0]}'?" if close else ""
             raise ModelSourceError(f"no architecture preset {name!r}{hint} (known: {', '.join(sorted(PRESETS))})")
-        preset = PRESETS[name]
-        return ModelFacts(preset["model_type"], preset.get("max_position_embeddings"), preset["vocab_size"])
+        return _from_config(PRESETS[name])
     if source.startswith(("package:", "gguf:")):
         from harness.models import package_gguf
 
@@ -67,9 +98,7 @@ def facts(source: str) -> ModelFacts | None:
         return _gguf_facts(str(file))
     path = Path(source).expanduser()
     if (path / "config.json").is_file():
-        config = json.loads((path / "config.json").read_text())
-        text = config.get("text_config", config)
-        return ModelFacts(config.get("model_type"), text.get("max_position_embeddings"), text.get("vocab_size"))
+        return _from_config(json.loads((path / "config.json").read_text()))
     if source.startswith(("/", "./", "../", "~")) or path.exists():
         raise ModelSourceError(f"model folder {source!r} does not exist or holds no config.json")
     return None
@@ -89,5 +118,13 @@ def _gguf_facts(file: str) -> ModelFacts:
 
     arch = field("general.architecture")
     tokens = reader.fields.get("tokenizer.ggml.tokens")
+    hidden, heads = field(f"{arch}.embedding_length"), field(f"{arch}.attention.head_count")
+    # a GGUF file of a tied model has no separate output tensor (llama.cpp reuses token_embd)
+    tied = not any(t.name == "output.weight" for t in reader.tensors)
     return ModelFacts(_GGUF_FAMILIES.get(arch, arch), field(f"{arch}.context_length"),
-                      len(tokens.data) if tokens is not None else None)
+                      len(tokens.data) if tokens is not None else None,
+                      hidden_size=hidden, intermediate_size=field(f"{arch}.feed_forward_length"),
+                      layers=field(f"{arch}.block_count"), heads=heads,
+                      kv_heads=field(f"{arch}.attention.head_count_kv") or heads,
+                      head_dim=field(f"{arch}.attention.key_length") or (hidden // heads if hidden and heads else None),
+                      tied_embeddings=tied)

@@ -2,10 +2,11 @@
 recipe, write the result file.
 
 Whatever happens inside the recipe becomes a result: `ok`, `oom` (an allocation failed, or the whole
-process went over the budget), `skipped` (a declared conflict, or a technique this machine cannot run)
-or `error` (anything else, with the traceback). The process exits 0 for all of them, so the matrix goes
-on; only a failure to write the result itself is fatal. What this process cannot record itself (a hang,
-a SIGKILL, a crash in its own error handling) its supervisor records (harness/supervise.py).
+process went over the budget), `skipped` (a declared conflict, a technique this machine cannot run, or a
+cell the memory estimate says cannot fit where the matrix asks so) or `error` (anything else, with the
+traceback). The process exits 0 for all of them, so the matrix goes on; only a failure to write the result
+itself is fatal. What this process cannot record itself (a hang, a SIGKILL, a crash in its own error
+handling) its supervisor records (harness/supervise.py).
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ def new_result(cell: Cell, status: Status, reason: str | None = None, **fields: 
                       config=cell.settings, varied=cell.varied, started_at=now(), **fields)
 
 
-def run(cell: Cell, out: Path, adapter_dir: Path | None = None, shared_device: bool = False) -> CellResult:
+def run(cell: Cell, out: Path, adapter_dir: Path | None = None, shared_device: bool = False,
+        predicted_oom: str = "run") -> CellResult:
+    """`predicted_oom` 'skip': a GPU cell the memory estimate says cannot fit is skipped before anything loads
+    (the estimate is of device memory, so a CPU cell always runs)."""
     conflict = cell.conflict
     if conflict is not None:
         result = new_result(cell, Status.skipped, f"declared conflict '{conflict.name}': {conflict.reason}",
@@ -50,6 +54,12 @@ def run(cell: Cell, out: Path, adapter_dir: Path | None = None, shared_device: b
         runtime = Runtime.resolve(cell.settings)
     except NoDevice as err:
         return _finish(new_result(cell, Status.skipped, str(err), environment=environment.collect()), out)
+    if predicted_oom == "skip" and runtime.cuda:
+        from harness.estimate import predicted_not_to_fit
+
+        reason = predicted_not_to_fit(cell.settings)
+        if reason:
+            return _finish(new_result(cell, Status.skipped, reason, environment=environment.collect()), out)
     return _measure(cell, runtime, out, adapter_dir, shared_device)
 
 
@@ -73,7 +83,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     started = now()
     settings = cell.settings
     probe = DeviceMemoryProbe() if runtime.cuda else None  # baseline read before this process touches CUDA
-    budget = Budget.from_setting(settings["budget"], cuda=runtime.cuda)
+    budget = Budget.from_settings(settings, cuda=runtime.cuda)
     if runtime.cuda:
         torch.cuda.init()
         # a first matrix product loads cuBLAS and its workspace, which live outside the allocator
@@ -117,7 +127,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     trackers.report(metrics)
     metrics["throughput_measured"] = not shared_device  # memory is per process and stays a measurement
     if status is Status.ok:
-        over = budget.judge(metrics["peak_device_bytes"])
+        over = budget.judge(metrics["peak_device_bytes"]) or budget.judge_host(metrics.get("peak_host_unmapped_bytes"))
         if over:
             status, reason = Status.oom, over
     result = CellResult(

@@ -76,25 +76,16 @@ class Setting:
         return f"{self.name}\t{allowed}\t{self.default!r}\t{self.owner}\t{self.help}"
 
 
-_BINARY = {"KIB", "MIB", "GIB", "TIB"}
+def _budget(value: Any) -> str | None:
+    from harness.budget import budget_problem  # budget.py reads parse_bytes from here
+
+    return budget_problem(value)
 
 
-def _memory_size(value: Any) -> str | None:
-    """A budget names its unit, and the binary one a card's size is given in: '16 GB' cards hold 16 GiB."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value)) if not isinstance(value, bool) else None
-    if match is None:
-        return f"{value!r} is not a memory size; write it like '16GiB'"
-    unit = match.group(2).upper()
-    if not unit:
-        return f"{value!r} has no unit; write it like '16GiB' (a bare number would be read as bytes)"
-    if unit in ("KB", "MB", "GB", "TB"):
-        return (f"{value!r} is in decimal units ({parse_bytes(value) / 2**30:.2f} GiB); a '16 GB' card holds 16 GiB: "
-                f"write {match.group(1)}{unit[0]}iB")
-    if unit not in _BINARY:
-        return f"{value!r}: unknown unit {match.group(2)!r}; use KiB, MiB, GiB or TiB"
-    if parse_bytes(value) < 2**20:
-        return f"{value!r} is less than 1 MiB: no model trains in that"
-    return None
+def _host_budget(value: Any) -> str | None:
+    from harness.budget import host_budget_problem
+
+    return host_budget_problem(value)
 
 
 RUN_SETTINGS: tuple[Setting, ...] = (
@@ -112,8 +103,11 @@ RUN_SETTINGS: tuple[Setting, ...] = (
             levels=("nll", "dft")),
 )
 ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
-    Setting("budget", str, "16GiB", "device memory the whole process may use (a real card's size)",
-            validate=_memory_size),
+    Setting("budget", str, "16GiB", "device memory the whole process may use: a size ('16GiB'), a card "
+            "('rtx4080'), or {card: rtx4080, display_reserve: 0.5GiB} (harness/cards.py)", validate=_budget),
+    Setting("host_budget", str, "none", "host memory the process may hold that no file backs (offloaded "
+            "activations, pinned buffers, paged optimizer state): 'none', or a size like '32GiB'",
+            validate=_host_budget, hashed_at_default=False),
     Setting("dtype", str, "auto", "compute dtype: bf16 on a GPU, fp32 on the CPU when 'auto'",
             levels=("auto", "bfloat16", "float32")),
     Setting("device", str, "auto", "'cuda', 'cpu', or 'auto' (cuda when present)",

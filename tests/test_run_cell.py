@@ -100,6 +100,13 @@ def test_going_over_the_budget_is_an_oom_result_with_the_figures(tmp_path, cache
     assert result["metrics"]["tokens_per_second"] > 0  # it trained; it just would not fit
 
 
+@pytest.mark.slow
+def test_going_over_the_host_budget_is_an_oom_result_with_the_figures(tmp_path, cache_dir):
+    result = run_one(tmp_path, cache_dir, "{name: small-desktop, context: 32, host_budget: 64MiB}")
+    assert result["status"] == "oom" and "over the 0.06 GiB host budget" in result["reason"]
+    assert result["budget"]["host_limit_bytes"] == 64 * 2**20
+
+
 def test_any_other_failure_is_an_error_result_with_the_traceback(tmp_path, cache_dir):
     # a model folder whose config validates but whose weights are missing fails only when loaded
     folder = tmp_path / "no-weights"

@@ -76,7 +76,7 @@ def test_step_summary_excludes_warmup_and_reports_spread():
 
 
 def test_budget_judges_the_whole_process_peak():
-    budget = Budget.from_setting("16GiB", cuda=False)
+    budget = Budget.from_settings({"budget": "16GiB"}, cuda=False)
     assert budget.judge(15 * 2**30) is None
     assert "16.50 GiB, over the 16.00 GiB budget" in budget.judge(int(16.5 * 2**30))
 

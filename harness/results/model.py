@@ -26,7 +26,7 @@ class Status(StrEnum):
 
     ok = "ok"  # trained; the whole process stayed within the budget
     oom = "oom"  # an allocation failed, or the process's device memory went over the budget
-    skipped = "skipped"  # a declared conflict, or a technique this machine cannot run
+    skipped = "skipped"  # a declared conflict, a technique this machine cannot run, or predicted not to fit
     error = "error"  # anything else; the traceback is kept
     timeout = "timeout"  # passed its wall-clock limit; the phase it was in is kept
 
@@ -126,6 +126,7 @@ class BudgetRecord(Strict):
     recaps: int = 0
     device_total_bytes: Bytes | None = None
     judged_on: str
+    host_limit_bytes: Bytes | None = None  # judged on the peak of host memory no file backs
     notes: list[str] = Field(default_factory=list)
 
 

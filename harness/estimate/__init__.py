@@ -1,0 +1,45 @@
+"""The memory estimate: a cell's device memory predicted by component, without a GPU (memory_model.py),
+the memory outside the allocator it takes from measurements (outside.py), and its check against every
+committed measurement (calibration.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.estimate.memory_model import Component, Estimate, ShapesUnknown, estimate
+
+GIB = 2**30
+
+
+def estimate_cell(settings: dict[str, Any]) -> Estimate:
+    """The estimate for a cell's settings, its model's shapes read without loading weights."""
+    from harness.model_info import ModelFacts, facts
+
+    # a hub id not on this machine tells nothing: the estimate says so, as for a source without shapes
+    return estimate(settings, facts(settings["model"]) or ModelFacts(None, None, None))
+
+
+def predicted_not_to_fit(settings: dict[str, Any]) -> str | None:
+    """Why the estimate says a cell cannot fit its budget, or None (also where the shapes are not known)."""
+    from harness.budget import budget_bytes
+    from harness.settings import parse_bytes
+
+    try:
+        est = estimate_cell(settings)
+    except ShapesUnknown:
+        return None
+    budget = budget_bytes(settings["budget"])
+    if est.total_bytes > budget:
+        return (f"predicted not to fit: the memory estimate (vramlab estimate) is {est.total_bytes / GIB:.2f} GiB "
+                f"of device memory at its peak ({est.peak_moment}), over the {budget / GIB:.2f} GiB budget; "
+                "not run, as the matrix asks (predicted_oom: skip)")
+    host = settings.get("host_budget", "none")
+    # the pinned layer inputs alone are less than the process holds on the host, so this errs towards running
+    if host != "none" and est.host_pinned_bytes > parse_bytes(host):
+        return (f"predicted not to fit: offloaded checkpointing pins {est.host_pinned_bytes / GIB:.2f} GiB of host "
+                f"memory ({est.host_detail}), over the {parse_bytes(host) / GIB:.2f} GiB host budget; not run, as "
+                "the matrix asks (predicted_oom: skip)")
+    return None
+
+
+__all__ = ["Component", "Estimate", "ShapesUnknown", "estimate", "estimate_cell", "predicted_not_to_fit"]

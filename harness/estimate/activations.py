@@ -1,0 +1,240 @@
+"""What a cell keeps on the device per token for its backward: the tensors a decoder layer saves, by model path,
+the gradients in flight at its peak, and the LM head's, listed one by one with the code that keeps them.
+
+Widths of one token's vectors: h hidden, q = heads x head_dim, kv = kv_heads x head_dim, i intermediate,
+r the LoRA rank. Activations are bf16 (2 bytes) unless a line says otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.model_info import ModelFacts
+
+BF16 = 2
+FP32 = 4
+
+# TRL's chunked LM head (trl/kernels/chunked_logprob.py): logits are computed on tiles of
+# TOKEN_CHUNK_SIZE tokens x _CHUNKED_LOGPROB_CHUNK_SIZE vocabulary columns, in the autocast dtype
+TRL_TOKEN_CHUNK = 4096
+TRL_VOCAB_CHUNK = 32768
+TRL_PER_TOKEN_FP32 = 8  # running max, sums, target logit, log Z, entropy, ...: fp32 values per token
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One activation, per token: `width` is a sum of h, q, kv, i terms; `count` copies of it."""
+    what: str
+    width: str
+    dtype_bytes: int = BF16
+    count: int = 1
+
+    def sizes(self, widths: dict[str, int], tokens: int) -> list[int]:
+        """The bytes of each tensor this line stands for (a term of the width is a tensor of its own)."""
+        return [self.dtype_bytes * widths[term.strip()] * tokens for term in self.width.split("+")] * self.count
+
+    def bytes_per_token(self, widths: dict[str, int]) -> int:
+        return sum(self.sizes(widths, 1))
+
+
+def token_widths(m: ModelFacts, settings: dict[str, Any]) -> dict[str, int]:
+    """The widths a Tensor's terms name: h hidden, q = heads x head_dim, kv = kv_heads x head_dim,
+    i intermediate, r the LoRA rank."""
+    return {"h": m.hidden_size, "q": m.heads * m.head_dim, "kv": m.kv_heads * m.head_dim,
+            "i": m.intermediate_size, "r": settings["lora_rank"]}
+
+
+# --- what a decoder layer keeps for its backward, by model path (the `kernels` level) ----------------------
+# The layer input is not listed: where it lives depends on checkpointing (see `estimate`). Qwen3 normalizes
+# q and k per head (q_norm, k_norm); their rows are added where the model has them.
+
+# Unsloth: fused LoRA kernels for QKV, O and the MLP save only their inputs (and gate/up, recomputing
+# SwiGLU in backward); its RMSNorm saves its input; RoPE is applied in place.
+UNSLOTH_SAVED = (
+    Tensor("input RMSNorm output, saved by the fused LoRA QKV kernel", "h"),
+    Tensor("q, k after RoPE and v, saved by attention", "q + kv + kv"),
+    Tensor("attention output, saved by attention and the fused LoRA O kernel", "q"),
+    Tensor("residual after attention, saved by the post-attention RMSNorm", "h"),
+    Tensor("post-attention RMSNorm output, saved by the fused LoRA MLP kernel", "h"),
+    Tensor("gate and up projections, saved by the fused LoRA MLP kernel", "i", count=2),
+)
+# the MLP backward: SwiGLU recomputed, the down projection's input gradient, the two ends' gradients
+UNSLOTH_WORKING = (
+    Tensor("gradient arriving at the MLP output", "h"),
+    Tensor("SwiGLU output, recomputed in backward", "i"),
+    Tensor("gradient of the down projection's input", "i"),
+    Tensor("gradient of the MLP input", "h"),
+)
+# Liger on the Hugging Face path: RMSNorm saves its input (and fp32 1/rms per row), SiLU-mul saves gate
+# and up and writes their gradients into them in place. What peft's LoRA keeps is in LORA_INPUTS.
+LIGER_SAVED = (
+    Tensor("q, k after RoPE and v, saved by attention", "q + kv + kv"),
+    Tensor("attention output, saved by attention", "q"),
+    Tensor("residual after attention, saved by the post-attention RMSNorm", "h"),
+    Tensor("gate and up projections, saved by Liger's SiLU-mul", "i", count=2),
+)
+# the peak is down_proj's backward: its input gradient comes once through the frozen weight and once
+# through LoRA A, and both exist until autograd adds the second into the first
+LIGER_WORKING = (
+    Tensor("gradient arriving at the MLP output", "h"),
+    Tensor("gradient of the down projection's input, through the frozen weight and through LoRA A", "i",
+           count=2),
+)
+# Plain Hugging Face modules: RMSNorm upcasts its input to fp32 and that copy is what pow and mul save;
+# SiLU saves gate, the product saves SiLU(gate) and up.
+NONE_SAVED = (
+    Tensor("input RMSNorm: its input upcast to fp32, saved by pow and mul", "h", FP32),
+    Tensor("q, k after RoPE and v, saved by attention", "q + kv + kv"),
+    Tensor("attention output, saved by attention", "q"),
+    Tensor("post-attention RMSNorm: its input upcast to fp32", "h", FP32),
+    Tensor("gate, saved by SiLU", "i"),
+    Tensor("SiLU(gate) and up, saved by their product", "i", count=2),
+)
+# the peak is the product's backward: down_proj's saved input is freed by then (LAYER_FREED_AT_PEAK), and
+# three i-wide gradients exist at once (the product's, and SiLU(gate)'s and up's it makes)
+NONE_WORKING = (
+    Tensor("gradient arriving at the MLP output", "h"),
+    Tensor("gradients of the SwiGLU output, SiLU(gate) and up", "i", count=3),
+)
+QK_NORM_SAVED = {
+    "unsloth": Tensor("q and k before their per-head RMSNorm, saved by it", "q + kv"),
+    "liger": Tensor("q and k before their per-head RMSNorm, saved by it", "q + kv"),
+    "none": Tensor("q and k upcast to fp32 by their per-head RMSNorm", "q + kv", FP32),
+}
+LAYER_SAVED = {"unsloth": UNSLOTH_SAVED, "liger": LIGER_SAVED, "none": NONE_SAVED}
+LAYER_WORKING = {"unsloth": UNSLOTH_WORKING, "liger": LIGER_WORKING, "none": NONE_WORKING}
+QK_NORM_FAMILIES = ("qwen3",)
+
+# peft's LoRA on the Hugging Face path (Liger and plain modules): LoRA A keeps the input it multiplies.
+# On a bitsandbytes 4-bit layer under bf16 autocast peft passes the layer's input on as it is (its bnb
+# layer casts only without autocast), so layers reading one input share it, and the attention output is
+# the tensor attention saves anyway. On a plain bf16 nn.Linear peft casts the input to the adapter's fp32
+# and autocast casts it back to bf16: every adapted layer keeps its own copy, and the frozen base matmul
+# none. (The committed data agree: quality-smollm2's bf16 cells hold 4 hidden-widths per layer and token
+# more than its NF4 cell, which is the copies' count less the tensors they replace.)
+# (what, the layers reading it, width, whether attention keeps it already)
+LORA_INPUTS = (
+    ("input RMSNorm output", ("q_proj", "k_proj", "v_proj"), "h", False),
+    ("attention output", ("o_proj",), "q", True),
+    ("post-attention RMSNorm output", ("gate_proj", "up_proj"), "h", False),
+    ("SwiGLU output", ("down_proj",), "i", False),
+)
+# on the plain path, the peak (the SwiGLU product's backward) comes after down_proj's backward
+LAYER_FREED_AT_PEAK = {"none": ("down_proj",)}
+
+LAYER_INPUT = Tensor("a decoder layer's input", "h")
+
+# TRL's chunked LM head: its backward holds the final hidden states, the masked copy it was given, and
+# the gradient of that copy accumulated in fp32 and cast back
+LM_HEAD_TENSORS = (
+    Tensor("last decoder output, saved by the final RMSNorm", "h"),
+    Tensor("final hidden states gathered by the label mask, saved by the chunked log-prob", "h"),
+    Tensor("their gradient, accumulated in fp32", "h", FP32),
+    Tensor("the same gradient cast back to bf16", "h"),
+)
+
+
+def lora_inputs(settings: dict[str, Any], layers: tuple[str, ...] | None = None) -> tuple[Tensor, ...]:
+    """What peft's LoRA A matmuls keep on the Hugging Face path, for the adapted layers (among `layers`)."""
+    targets = set(settings["lora_targets"]) & set(layers or settings["lora_targets"])
+    shared = settings["quantization"] == "nf4"
+    kept = []
+    for what, readers, width, attention_keeps_it in LORA_INPUTS:
+        adapted = [name for name in readers if name in targets]
+        if not adapted:
+            continue
+        if shared and not attention_keeps_it:
+            kept.append(Tensor(f"{what}, saved by the LoRA A of {', '.join(adapted)}", width))
+        elif not shared:
+            kept.append(Tensor(f"{what}: a bf16 copy for the LoRA A of each of {', '.join(adapted)}", width,
+                               count=len(adapted)))
+        kept.append(Tensor(f"LoRA A's output (rank wide) of each of {', '.join(adapted)}, saved by LoRA B", "r",
+                           count=len(adapted)))
+    return tuple(kept)
+
+
+def layer_saved(m: ModelFacts, settings: dict[str, Any]) -> tuple[Tensor, ...]:
+    kernels = settings["kernels"]
+    saved = LAYER_SAVED[kernels] + (() if kernels == "unsloth" else lora_inputs(settings))
+    return (*saved, QK_NORM_SAVED[kernels]) if m.model_type in QK_NORM_FAMILIES else saved
+
+
+def layer_freed_at_peak(settings: dict[str, Any]) -> tuple[Tensor, ...]:
+    layers = LAYER_FREED_AT_PEAK.get(settings["kernels"])
+    return lora_inputs(settings, layers) if layers else ()
+
+
+def per_token(tensors: tuple[Tensor, ...], widths: dict[str, int]) -> int:
+    return sum(t.bytes_per_token(widths) for t in tensors)
+
+
+def eager_scores(m: ModelFacts, settings: dict[str, Any]) -> int:
+    """Eager attention materializes heads x T x T scores per sequence and layer; SDPA's fused kernels none.
+    Saved: the softmax in fp32 (by its backward) and its bf16 cast (by the product with v); in backward,
+    the bf16 gradient and its fp32 upcast."""
+    return settings["batch_size"] * m.heads * settings["context"] ** 2 if settings["attention"] == "eager" else 0
+
+
+@dataclass(frozen=True)
+class Moment:
+    """What the allocator holds for activations at one moment of the backward pass."""
+    name: str
+    activations: int
+    activations_detail: str
+    working: int
+    working_detail: str
+    adapter_gradients: bool  # whether the adapter's gradients exist yet
+    sizes: list[int] = field(default_factory=list)  # every tensor held, for the allocator's packing
+
+    @property
+    def total(self) -> int:
+        return self.activations + self.working
+
+
+def layer_moment(m: ModelFacts, settings: dict[str, Any], tokens: int) -> Moment:
+    """The backward through a decoder layer. Without checkpointing every layer keeps its input and its
+    activations until its own backward; with it, one layer is recomputed at a time and its output exists
+    while backward runs through it, its input brought back from the host (offload) or kept with every
+    other layer's on the device (on). All adapter gradients exist by the last layer processed, the first."""
+    w = token_widths(m, settings)
+    layer = [*LAYER_INPUT.sizes(w, tokens), *(n for t in layer_saved(m, settings) for n in t.sizes(w, tokens))]
+    scores = eager_scores(m, settings) * (FP32 + BF16)
+    mode = settings["checkpointing"]
+    if mode == "off":
+        held, scores_held = layer * m.layers, scores * m.layers
+        detail = f"{m.layers} layers' inputs and activations (no checkpointing)"
+    else:
+        inputs = m.layers if mode == "on" else 1
+        held, scores_held = LAYER_INPUT.sizes(w, tokens) * inputs + layer, scores
+        where = "on the device" if mode == "on" else "brought back from host memory (the others wait there)"
+        detail = f"{inputs} layer input(s) {where}, one layer recomputed with its output"
+    working_sizes = [n for t in LAYER_WORKING[settings["kernels"]] for n in t.sizes(w, tokens)]
+    working = max(sum(working_sizes), scores)
+    working_detail = "gradients in flight in the MLP's backward"
+    if settings["quantization"] == "nf4":
+        # bitsandbytes and Unsloth dequantize a whole weight to bf16 for each matmul, one at a time
+        working += BF16 * max(a * b for a, b in m.linear_shapes().values())
+        working_detail += ", the dequantized weight"
+    activations = sum(held) - per_token(layer_freed_at_peak(settings), w) * tokens + scores_held
+    return Moment("backward through a decoder layer", activations, detail, working, working_detail, True,
+                  held + working_sizes)
+
+
+def head_moment(m: ModelFacts, settings: dict[str, Any], tokens: int) -> Moment:
+    """The backward through TRL's chunked LM head, which comes before any layer's: no adapter gradient yet,
+    the layers' inputs (on) or all their activations (off) still held."""
+    w = token_widths(m, settings)
+    mode = settings["checkpointing"]
+    if mode == "off":
+        layer = [*LAYER_INPUT.sizes(w, tokens), *(n for t in layer_saved(m, settings) for n in t.sizes(w, tokens))]
+        held, scores = layer * m.layers, m.layers * eager_scores(m, settings) * (FP32 + BF16)
+        detail = f"{m.layers} layers' inputs and activations (no checkpointing)"
+    else:
+        held, scores = (LAYER_INPUT.sizes(w, tokens) * m.layers if mode == "on" else []), 0
+        detail = f"{m.layers} layer inputs kept on the device" if mode == "on" else "none on the device"
+    tile = min(tokens, TRL_TOKEN_CHUNK) * TRL_VOCAB_CHUNK * BF16
+    head = [n for t in LM_HEAD_TENSORS for n in t.sizes(w, tokens)] + [FP32 * TRL_PER_TOKEN_FP32 * tokens, tile]
+    return Moment("backward through the LM head and loss (TRL's chunked log-prob)", sum(held) + scores, detail,
+                  sum(head), f"final hidden states, their fp32 gradient, a {min(tokens, TRL_TOKEN_CHUNK):,} x "
+                             f"{TRL_VOCAB_CHUNK:,} logits tile", False, held + head)

@@ -1,0 +1,202 @@
+"""Predicted whole-process device memory of a cell, by component, from its settings and its model's shapes.
+
+No GPU and no weights: shapes come from harness/model_info.py. The peak a cell is judged on is the
+whole process's device memory (harness/budget.py), and it is made up as
+
+    device peak = outside the allocator   CUDA context and libraries' kernels (harness/estimate/outside.py)
+                + fragmentation           reserved by the caching allocator but not allocated at the peak
+                + allocated at the peak   = what lives through training (weights, adapter, optimizer state,
+                                            cuBLAS workspaces) + the tensors of the peak moment
+
+The peak moment is the larger of two: the backward pass through one decoder layer (its activations,
+recomputed where checkpointing is on, and its gradients in flight), or the backward pass through the LM
+head and loss. Activations are listed tensor by tensor for each model path, per token, as the code of
+that path keeps them for backward, in harness/estimate/activations.py; what the allocator and cuBLAS add
+is in harness/estimate/allocator.py. This module holds the weights, adapter and optimizer, and the sum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.budget import budget_card
+from harness.estimate.activations import (
+    BF16,
+    FP32,
+    LAYER_SAVED,
+    QK_NORM_FAMILIES,
+    eager_scores,
+    head_moment,
+    layer_moment,
+)
+from harness.estimate.allocator import CUBLAS_HANDLES, CUBLAS_WORKSPACE, packing_loss
+from harness.estimate.outside import UNSLOTH_PINNED_AT_LOAD_MIB, outside_bytes
+from harness.model_info import ModelFacts
+
+GIB = 2**30
+MIB = 2**20
+
+# bitsandbytes NF4 (Linear4bit's defaults): 4 bits per weight, one absmax per block of 64 weights; with
+# double quantization that absmax is stored as 1 byte, with one fp32 absmax per 256 of those blocks.
+NF4_BLOCK = 64
+NF4_SECOND_BLOCK = 256
+# bitsandbytes 8-bit Adam: two 1-byte states per parameter, one fp32 absmax per block of 256 of each
+ADAM8_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    bytes: int
+    detail: str
+
+
+@dataclass
+class Estimate:
+    components: list[Component] = field(default_factory=list)
+    peak_moment: str = ""
+    notes: list[str] = field(default_factory=list)
+    host_pinned_bytes: int = 0  # offloaded layer inputs in pinned host memory, beside the device figure
+    host_detail: str = ""
+
+    def add(self, name: str, size: float, detail: str) -> None:
+        self.components.append(Component(name, int(size), detail))
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(c.bytes for c in self.components)
+
+    @property
+    def allocated_bytes(self) -> int:
+        """The allocator's allocated peak: everything but fragmentation and what lives outside it."""
+        return sum(c.bytes for c in self.components if c.name not in (OUTSIDE, FRAGMENTATION))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"total_bytes": self.total_bytes, "allocated_bytes": self.allocated_bytes,
+                "peak_moment": self.peak_moment, "notes": self.notes, "host_pinned_bytes": self.host_pinned_bytes,
+                "components": [{"name": c.name, "bytes": c.bytes, "detail": c.detail} for c in self.components]}
+
+
+OUTSIDE = "CUDA context and kernels"
+FRAGMENTATION = "allocator fragmentation"
+
+
+class ShapesUnknown(ValueError):
+    """The cell's model does not tell its shapes here (a hub id not on this machine)."""
+
+
+# --- weights ---------------------------------------------------------------------------------------------
+
+def nf4_bytes(n: int) -> float:
+    return n / 2 + n / NF4_BLOCK + FP32 * n / (NF4_BLOCK * NF4_SECOND_BLOCK)
+
+
+def decoder_weight_bytes(m: ModelFacts, quantization: str) -> tuple[float, float]:
+    """(linear layers, norms) of all decoder layers. Norms stay bf16 under NF4: only nn.Linear is quantized."""
+    n = m.layers * sum(a * b for a, b in m.linear_shapes().values())
+    linear = nf4_bytes(n) if quantization == "nf4" else BF16 * n
+    per_layer_norms = 2 * m.hidden_size + (2 * m.head_dim if m.model_type in QK_NORM_FAMILIES else 0)
+    norms = BF16 * (m.layers * per_layer_norms + m.hidden_size)
+    return linear, norms
+
+
+def vocabulary_rows(m: ModelFacts, settings: dict[str, Any]) -> int:
+    return m.vocab_size if settings["vocabulary"] == "native" else settings["vocabulary"]
+
+
+def embedding_bytes(m: ModelFacts, settings: dict[str, Any]) -> float:
+    """Embedding and LM head stay bf16 (bitsandbytes skips the LM head, and nn.Embedding is not Linear);
+    vocabulary slicing keeps `vocabulary` rows of each; a tied model has one matrix for both."""
+    return BF16 * vocabulary_rows(m, settings) * m.hidden_size * (1 if m.tied_embeddings else 2)
+
+
+def adapter_parameters(m: ModelFacts, settings: dict[str, Any]) -> int:
+    """LoRA A (r x in) and B (out x r) on every targeted linear layer of every decoder layer."""
+    shapes = m.linear_shapes()
+    return m.layers * settings["lora_rank"] * sum(sum(shapes[t]) for t in settings["lora_targets"] if t in shapes)
+
+
+def optimizer_device_bytes(params: int, optimizer: str) -> tuple[float, str]:
+    if optimizer == "adamw_torch":
+        return 2 * FP32 * params, "exp_avg and exp_avg_sq in fp32"
+    state = 2 * (params + FP32 * params / ADAM8_BLOCK)
+    if optimizer == "adamw_8bit":
+        return state, "two 8-bit states and their block absmax"
+    # cudaMallocManaged memory: the committed cells with and without it hold the same device memory outside
+    # the allocator at their peak (seed-16gb: adamw-not-paged-8bit against seed-stack), so NVML's process
+    # figure does not count it; the budget lowers the allocator cap by it all the same
+    return 0, f"{state / MIB:.0f} MiB of 8-bit state in unified memory, not in the process's device figure"
+
+
+def offloaded_inputs_bytes(m: ModelFacts, tokens: int) -> tuple[int, str]:
+    """Offloaded checkpointing copies every layer's input to pinned host memory. PyTorch's pinned (host)
+    caching allocator rounds each request up to a power of two, so a 160 MiB input takes 256 MiB."""
+    one = BF16 * m.hidden_size * tokens
+    held = 1 << (one - 1).bit_length()
+    return m.layers * held, f"{m.layers} layer inputs of {one / MIB:,.0f} MiB, each held as {held / MIB:,.0f} MiB"
+
+
+def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
+    if not m.has_shapes:
+        raise ShapesUnknown(f"the shapes of {settings['model']} are not known here (a hub id that is not "
+                            "downloaded); give a local folder with config.json, a GGUF file or an arch: preset")
+    kernels = settings["kernels"]
+    if kernels not in LAYER_SAVED:
+        raise ValueError(f"no memory model for kernels {kernels!r} (a declared conflict never runs)")
+    est = Estimate()
+    if settings["dtype"] == "float32" or settings["device"] == "cpu":
+        est.notes.append("the formulas are for a GPU computing in bf16; this cell computes otherwise "
+                         "(a CPU cell is judged on its resident set)")
+    tokens = settings["batch_size"] * settings["context"]
+    mode = settings["checkpointing"]
+    # a budget named after a card is that card's GPU; a plain size is emulated on the H200 that measured
+    card = budget_card(settings["budget"])
+    hopper = card is None or card.capability >= (9, 0)
+    if card is not None:
+        est.notes.append(f"the CUDA context is the H200's as measured; on an {card.name} it differs")
+
+    # memory that lives through training
+    context, detail = outside_bytes(settings, hopper)
+    est.add(OUTSIDE, context, detail)
+    linear, norms = decoder_weight_bytes(m, settings["quantization"])
+    what = "NF4 with double quantization" if settings["quantization"] == "nf4" else "bf16"
+    est.add("decoder weights", linear + norms, f"{m.layers} layers of linear weights in {what}, norms in bf16")
+    rows = vocabulary_rows(m, settings)
+    est.add("embedding and LM head", embedding_bytes(m, settings),
+            f"{rows:,} rows x {m.hidden_size} in bf16, {'tied' if m.tied_embeddings else 'two matrices'}")
+    params = adapter_parameters(m, settings)
+    # peft keeps adapter weights in fp32 (autocast_adapter_dtype), and their gradients are fp32 too
+    est.add("adapter weights", FP32 * params, f"{params:,} LoRA parameters in fp32")
+    state, state_detail = optimizer_device_bytes(params, settings["optimizer"])
+    est.add("optimizer state on the device", state, state_detail)
+    est.add("cuBLAS workspaces", CUBLAS_HANDLES * CUBLAS_WORKSPACE[hopper],
+            f"{CUBLAS_HANDLES} handles x {CUBLAS_WORKSPACE[hopper] / MIB:g} MiB (torch's default)")
+
+    # the peak moment: a decoder layer's backward, or the LM head's
+    layer, head = layer_moment(m, settings, tokens), head_moment(m, settings, tokens)
+    gradients = FP32 * params
+    peak = layer if layer.total + gradients >= head.total else head
+    est.peak_moment = peak.name
+    est.add("adapter gradients", gradients if peak.adapter_gradients else 0,
+            "fp32, all of them by the first layer's backward" if peak.adapter_gradients else "none made yet")
+    est.add("activations", peak.activations, peak.activations_detail)
+    est.add("working tensors at the peak", peak.working, peak.working_detail)
+
+    # the caching allocator keeps freed blocks and splits them for smaller requests; the recomputation and
+    # the backward ask for the largest activation blocks in another order than they were freed, so one
+    # block of the largest size is typically taken from a new segment; and its segments hold more than the
+    # tensors in them (packing_loss)
+    widest = max(m.hidden_size, m.heads * m.head_dim, m.intermediate_size)
+    largest = max(BF16 * widest * tokens, FP32 * eager_scores(m, settings))
+    packing = packing_loss(peak.sizes)
+    est.add(FRAGMENTATION, largest + packing, f"one free block of the largest activation ({largest / MIB:,.0f} "
+                                              f"MiB) and segments' packing ({packing / MIB:,.0f} MiB)")
+    if settings["optimizer"] == "paged_adamw_8bit":
+        est.notes.append("paged optimizer state lives in unified memory and is not counted")
+    if mode == "offload":
+        est.host_pinned_bytes, est.host_detail = offloaded_inputs_bytes(m, tokens)
+    if kernels == "unsloth":
+        est.host_pinned_bytes += UNSLOTH_PINNED_AT_LOAD_MIB * MIB
+        est.host_detail += f"{', ' if est.host_detail else ''}Unsloth's {UNSLOTH_PINNED_AT_LOAD_MIB} MiB pinned at load"
+    return est

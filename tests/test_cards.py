@@ -1,0 +1,37 @@
+"""Budgets named after real cards: what each allows, and that plain sizes keep their meaning and ids."""
+
+from __future__ import annotations
+
+from harness.budget import budget_bytes, budget_card, budget_problem
+from harness.cards import CARDS
+from harness.cells import cell_id_of
+from harness.settings import defaults
+
+MIB = 2**20
+
+
+def test_a_card_allows_its_reported_memory_less_the_driver_reservation_and_the_display():
+    assert budget_bytes("rtx4090") == 24564 * MIB
+    assert budget_bytes("rtx4080") == (16376 - 434) * MIB
+    assert budget_bytes({"card": "rtx4080", "display_reserve": "512MiB"}) == (16376 - 434 - 512) * MIB
+    assert budget_bytes("16GiB") == 16 * 2**30 and budget_card("16GiB") is None
+
+
+def test_every_16_gb_card_gives_less_than_16_gib_and_every_card_names_its_source():
+    for key, card in CARDS.items():
+        assert card.source and card.name.startswith("NVIDIA"), key
+        if card.total_mib < 17_000:
+            assert budget_bytes(key) < 16 * 2**30
+
+
+def test_budget_values_are_checked():
+    assert budget_problem("rtx4080") is None and budget_problem({"card": "rtx3090"}) is None
+    assert "did you mean 'rtx4090'" in budget_problem("rtx490")
+    assert "names its card" in budget_problem({"display_reserve": "1GiB"})
+    assert "decimal units" in budget_problem({"card": "rtx4090", "display_reserve": "1GB"})
+
+
+def test_a_card_budget_makes_another_cell_and_the_default_keeps_its_id():
+    base = defaults()
+    assert cell_id_of(base) == cell_id_of({**base, "budget": "16GiB"})
+    assert cell_id_of({**base, "budget": "rtx4080"}) != cell_id_of(base)

@@ -1,0 +1,184 @@
+"""The memory estimate: its formulas behave as the physics says, and it predicts every committed GPU cell."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.budget import budget_bytes
+from harness.cli import main
+from harness.estimate import estimate_cell
+from harness.estimate.calibration import TOLERANCE, rows, table
+from harness.estimate.outside import (
+    CONTEXT_AT_LOAD_MIB,
+    DURING_TRAINING_MIB,
+    UNSLOTH_NF4_KERNELS_MIB,
+    UNSLOTH_PINNED_AT_LOAD_MIB,
+    derive,
+)
+from harness.settings import defaults
+
+REPO = Path(__file__).resolve().parent.parent
+GPU_MATRICES = ["seed-16gb", "gpu-check", "quality-smollm2"]
+GPU_RESULTS = [REPO / "results" / name for name in GPU_MATRICES]
+GIB = 2**30
+# the seed's stack (README): NF4, RS-LoRA r16 on all linear layers, paged 8-bit AdamW, flash, offload, Unsloth
+SEED = {"model": "arch:qwen3-8b", "context": 20480, "quantization": "nf4", "adapter": "rslora",
+        "optimizer": "paged_adamw_8bit", "attention": "flash_attention_2", "checkpointing": "offload",
+        "kernels": "unsloth"}
+
+
+def cell(**changes) -> dict:
+    return {**defaults(), **SEED, **changes}
+
+
+def component(est, name: str) -> int:
+    return next(c.bytes for c in est.components if c.name == name)
+
+
+def test_components_add_up_to_the_total_and_the_allocated_part():
+    est = estimate_cell(cell())
+    assert est.total_bytes == sum(c.bytes for c in est.components)
+    outside = component(est, "CUDA context and kernels") + component(est, "allocator fragmentation")
+    assert est.allocated_bytes == est.total_bytes - outside
+
+
+@pytest.mark.parametrize("changes", [{}, {"kernels": "liger"}, {"kernels": "none", "checkpointing": "on"},
+                                     {"attention": "eager", "kernels": "none", "checkpointing": "off"}])
+def test_more_context_never_needs_less_memory(changes):
+    totals = [estimate_cell(cell(context=c, **changes)).total_bytes for c in (1024, 4096, 8192, 16384, 32768)]
+    assert totals == sorted(totals) and len(set(totals)) == len(totals)
+
+
+def test_nf4_weights_are_about_a_quarter_of_bf16():
+    nf4 = component(estimate_cell(cell()), "decoder weights")
+    bf16 = component(estimate_cell(cell(quantization="none")), "decoder weights")
+    # 4 bits + 1 byte per 64 + 4 bytes per 16,384 against 16 bits: 0.258 of bf16 for the linear weights
+    assert 0.25 < nf4 / bf16 < 0.27
+
+
+def test_slicing_the_vocabulary_removes_its_rows_from_embedding_and_head():
+    full = component(estimate_cell(cell(model="arch:llama-3.1-8b")), "embedding and LM head")
+    sliced = component(estimate_cell(cell(model="arch:llama-3.1-8b", vocabulary=100_000)), "embedding and LM head")
+    assert full - sliced == (128_256 - 100_000) * 4096 * 2 * 2
+
+
+def test_tied_embeddings_are_counted_once():
+    est = estimate_cell(cell(model="arch:tiny-qwen3", context=1024))
+    assert component(est, "embedding and LM head") == 2048 * 64 * 2
+
+
+def test_checkpointing_orders_the_activations():
+    activations = {mode: component(estimate_cell(cell(checkpointing=mode)), "activations")
+                   for mode in ("off", "on", "offload")}
+    assert activations["offload"] < activations["on"] < activations["off"]
+
+
+def test_optimizer_state_on_the_device():
+    adamw = component(estimate_cell(cell(optimizer="adamw_torch")), "optimizer state on the device")
+    eight = component(estimate_cell(cell(optimizer="adamw_8bit")), "optimizer state on the device")
+    paged = component(estimate_cell(cell()), "optimizer state on the device")
+    assert adamw == 8 * 43_646_976 and 0.25 < eight / adamw < 0.26 and paged == 0
+
+
+def test_the_peak_moment_of_a_tiny_model_is_the_lm_head_tile():
+    # 2,048-token vocabulary, 64 hidden: the 1,024 x 32,768 logits tile of TRL's chunked LM head dominates
+    est = estimate_cell(cell(model="arch:tiny-llama", context=1024, quantization="none", kernels="none",
+                             checkpointing="off"))
+    assert "LM head" in est.peak_moment and component(est, "adapter gradients") == 0
+
+
+def test_the_outside_allocator_constants_are_what_the_committed_results_give():
+    assert derive(GPU_RESULTS) == {"context_at_load_mib": CONTEXT_AT_LOAD_MIB,
+                                   "during_training_mib": DURING_TRAINING_MIB,
+                                   "unsloth_nf4_kernels_mib": UNSLOTH_NF4_KERNELS_MIB,
+                                   "unsloth_pinned_at_load_mib": UNSLOTH_PINNED_AT_LOAD_MIB}
+
+
+def test_every_committed_ok_gpu_cell_but_one_is_predicted_within_tolerance():
+    found = rows(GPU_RESULTS)
+    assert len(found) == 63  # 14 ok cells of seed-16gb, 12 of gpu-check, 37 of quality-smollm2
+    misses = [f"{r.matrix}/{r.name}" for r in found if abs(r.error) > TOLERANCE]
+    # Unsloth on bf16 SmolLM2 without checkpointing keeps one intermediate-wide tensor per layer and token
+    # more than the tensors listed for its path (README); the known miss, until the model explains it
+    assert misses == ["quality-smollm2/unsloth"], misses
+
+
+def test_the_committed_calibration_table_is_generated_from_the_committed_results():
+    committed = (REPO / "reports" / "estimate" / "calibration.md").read_text()
+    assert committed == table(rows(GPU_RESULTS), [Path("results") / name for name in GPU_MATRICES]) + "\n"
+
+
+def test_the_readme_states_the_generated_calibration_result():
+    summary = table(rows(GPU_RESULTS), GPU_RESULTS).splitlines()[-1]
+    assert summary in (REPO / "README.md").read_text()
+
+
+def test_the_seed_stack_is_predicted_closely():
+    row = next(r for r in rows(GPU_RESULTS) if r.name == "seed-stack")
+    assert abs(row.error) < 0.03 and abs(row.allocated_error) < 0.03
+
+
+def test_pinned_host_memory_of_every_committed_fixed_length_cell_is_predicted_within_2_mib():
+    # the layer inputs offloaded checkpointing pins, each rounded up to a power of two, and Unsloth's buffer;
+    # with sequences of varying length (quality-smollm2's sections) the one offloading cell pins 180 MiB
+    # where 120 MiB are predicted, which the model does not explain
+    for folder in GPU_RESULTS:
+        for path in sorted(folder.glob("*.json")):
+            result = json.loads(path.read_text())
+            if result["status"] == "ok" and result["config"]["data"] == "zipf":
+                measured = result["metrics"]["peak_host_pinned_bytes"]
+                assert abs(estimate_cell(result["config"]).host_pinned_bytes - measured) < 2 * 2**20, path.name
+
+
+def test_committed_cells_that_ran_out_of_memory_are_predicted_over_their_budget():
+    for path in sorted((REPO / "results" / "seed-16gb").glob("*.json")):
+        result = json.loads(path.read_text())
+        if result["status"] == "oom":
+            assert estimate_cell(result["config"]).total_bytes > budget_bytes(result["config"]["budget"]), path.name
+
+
+def test_a_card_budget_changes_the_workspace_and_the_attention_kernel():
+    hopper = estimate_cell(cell(attention="sdpa"))
+    ada = estimate_cell(cell(attention="sdpa", budget="rtx4080"))
+    assert component(ada, "cuBLAS workspaces") < component(hopper, "cuBLAS workspaces")
+    assert "cudnn" in hopper.components[0].detail and "flash" in ada.components[0].detail
+    assert any("RTX 4080" in note for note in ada.notes)
+
+
+def test_vramlab_estimate_prints_every_cell_of_the_seed_matrix_quickly(capsys):
+    started = time.perf_counter()
+    assert main(["estimate", "seed-16gb"]) == 0
+    assert time.perf_counter() - started < 1.0
+    out = capsys.readouterr().out
+    assert out.count("  total ") == 17 and "skipped: declared conflict 'unsloth-with-liger'" in out
+    assert "does not fit" in out and "fits (" in out
+
+
+def test_vramlab_estimate_draws_the_components_of_a_matrix(tmp_path, capsys):
+    assert main(["estimate", "gpu-check", "--chart", str(tmp_path / "c.png")]) == 0
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_vramlab_estimate_of_one_cell_from_settings(capsys):
+    assert main(["estimate", "--json", "--set", "model=arch:llama-3.1-8b", "--set", "context=32768",
+                 "--set", "budget={card: rtx4090, display_reserve: 1GiB}"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["budget_bytes"] == (24564 - 1024) * 2**20
+    assert record["total_bytes"] == sum(c["bytes"] for c in record["components"])
+
+
+def test_a_config_json_folder_is_estimated_as_its_preset(tmp_path):
+    from harness.presets import PRESETS
+
+    (tmp_path / "config.json").write_text(json.dumps(PRESETS["llama-3.1-8b"]))
+    from_folder = estimate_cell(cell(model=str(tmp_path)))
+    assert from_folder.total_bytes == estimate_cell(cell(model="arch:llama-3.1-8b")).total_bytes
+
+
+def test_vramlab_estimate_refuses_a_bad_setting(capsys):
+    assert main(["estimate", "--set", "kernels=ungloth"]) == 2
+    assert "did you mean 'unsloth'?" in capsys.readouterr().err
