@@ -181,6 +181,7 @@ rule aggregate:
     output:
         f"{REPORTS}/{NAME}/cells.csv",
         f"{REPORTS}/{NAME}/steps.csv",
+        f"{REPORTS}/{NAME}/design.json",
         [f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [],
     params:
         matrix=MATRIX,
@@ -192,6 +193,7 @@ rule report:
     input:
         f"{REPORTS}/{NAME}/cells.csv",
         f"{REPORTS}/{NAME}/steps.csv",
+        f"{REPORTS}/{NAME}/design.json",
     output:
         f"{REPORTS}/{NAME}/report.md",
         f"{REPORTS}/{NAME}/tables.tex",

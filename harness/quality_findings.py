@@ -17,6 +17,9 @@ from typing import Any
 
 import pandas as pd
 
+from harness.cell_groups import NOT_A_DIFFERENCE, describe, group_name
+from harness.cell_groups import differences as _differences
+
 GIB = 2**30
 # the metric that stands for each task in tables: the first of these that the task reports
 MAIN_METRICS = ("bits_per_byte", "exact_match", "acc_norm", "acc", "word_perplexity")
@@ -24,11 +27,6 @@ LANGUAGES = {"en": "English", "es": "Spanish", "fr": "French", "de": "German"}
 SIGMAS = 2.0
 # settings compared pairwise in the findings (truncation and vocabulary have findings of their own)
 PAIRWISE = ("adapter", "lora_rank", "quantization")
-NOT_A_DIFFERENCE = {"seed", "name"}
-
-
-def group_name(name: str) -> str:
-    return name.split("/seed=")[0]
 
 
 def main_metric(quality: pd.DataFrame, task: str) -> str | None:
@@ -89,9 +87,8 @@ def _settings(cells: pd.DataFrame) -> list[str]:
 
 
 def differences(cells: pd.DataFrame, group: str, reference: str) -> dict[str, Any]:
-    groups = _groups(cells)
-    return {s: groups.at[group, s] for s in _settings(cells)
-            if str(groups.at[group, s]) != str(groups.at[reference, s])}
+    groups = _groups(cells)[_settings(cells)]
+    return _differences(groups.loc[group].to_dict(), groups.loc[reference].to_dict())
 
 
 def pairs_differing_in(cells: pd.DataFrame, setting: str, ignore: tuple[str, ...] = ()) -> list[tuple[str, str]]:
@@ -136,7 +133,7 @@ def effects(cells: pd.DataFrame, quality: pd.DataFrame) -> pd.DataFrame:
         theirs = _against_reference(cells, quality, group, reference)
         change = differences(cells, group, reference)
         row: dict[str, Any] = {
-            "cell": group, "what differs": ", ".join(f"{k} {v}" for k, v in change.items()) or "the seed",
+            "cell": group, "what differs": describe(change) or "the seed",
             "n": int(table.loc[table["group"] == group, "n"].max()),
             "Δ peak GiB": (_memory(cells, group) - _memory(cells, reference)) / GIB}
         for task in tasks:
