@@ -20,6 +20,7 @@ from pathlib import Path
 from harness.evaluation.plan import evaluation_plan
 from harness.matrix import MatrixError, claim_results_folder, matrix_options, matrix_path
 from harness.matrix import expand as expand_matrix
+from harness.report_design import design_of
 from harness.results import ResultFileError, check, result_path, set_aside
 from harness.supervise import cuda_present
 from harness.techniques import needs_cuda
@@ -34,6 +35,8 @@ try:
     CELLS = expand_matrix(MATRIX)
     TASKS = evaluation_plan(MATRIX).task_names()
     CONCURRENT = matrix_options(MATRIX)["concurrent_cells"]
+    # the charts a report draws follow from the matrix alone, so they can be named here
+    CHARTS = design_of(MATRIX).files()
 except MatrixError as err:
     raise WorkflowError(f"vramlab: {err}") from None
 NAME = CELLS[0].matrix
@@ -194,11 +197,10 @@ rule report:
         f"{REPORTS}/{NAME}/cells.csv",
         f"{REPORTS}/{NAME}/steps.csv",
         f"{REPORTS}/{NAME}/design.json",
+        [f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [],
     output:
         f"{REPORTS}/{NAME}/report.md",
         f"{REPORTS}/{NAME}/tables.tex",
-        f"{REPORTS}/{NAME}/memory.png",
-        f"{REPORTS}/{NAME}/throughput.png",
-        f"{REPORTS}/{NAME}/loss.png",
+        [f"{REPORTS}/{NAME}/{chart}" for chart in CHARTS],
     shell:
         "{sys.executable} -m harness report {NAME:q} --reports-dir {REPORTS:q}"

@@ -17,10 +17,9 @@ from typing import Any
 
 import pandas as pd
 
-from harness.cell_groups import NOT_A_DIFFERENCE, describe, group_name
+from harness.cell_groups import GIB, NOT_A_DIFFERENCE, describe, group_name
 from harness.cell_groups import differences as _differences
 
-GIB = 2**30
 # the metric that stands for each task in tables: the first of these that the task reports
 MAIN_METRICS = ("bits_per_byte", "exact_match", "acc_norm", "acc", "word_perplexity")
 LANGUAGES = {"en": "English", "es": "Spanish", "fr": "French", "de": "German"}
@@ -117,18 +116,19 @@ def _memory(cells: pd.DataFrame, group: str) -> float:
     return float(ok["peak_device_bytes"].mean()) if len(ok) else math.nan
 
 
-def effects(cells: pd.DataFrame, quality: pd.DataFrame) -> pd.DataFrame:
-    """Each group against the reference (the matrix's first cell): what differs, n, the change in peak device
-    memory, and the change in each task's main metric with its verdict."""
+def effects(cells: pd.DataFrame, quality: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
+    """Each group against the reference (the report's baseline; the matrix's first cell unless its `report:`
+    section names another): what differs, n, the change in peak device memory, and the change in each task's
+    main metric with its verdict."""
     table = summarize(quality)
     groups = _groups(cells)
     if table.empty or groups.empty:
         return pd.DataFrame()
-    reference = groups.index[0]
+    reference = reference or groups.index[0]
     tasks = list(dict.fromkeys(table["task"]))
     rows = []
-    for group in groups.index[1:]:
-        if group not in set(table["group"]):
+    for group in groups.index:
+        if group == reference or group not in set(table["group"]):
             continue
         theirs = _against_reference(cells, quality, group, reference)
         change = differences(cells, group, reference)
@@ -145,14 +145,14 @@ def effects(cells: pd.DataFrame, quality: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def findings(cells: pd.DataFrame, quality: pd.DataFrame) -> list[str]:
+def findings(cells: pd.DataFrame, quality: pd.DataFrame, reference: str | None = None) -> list[str]:
     """The questions the quality matrix was built to answer, answered from its numbers."""
     table = summarize(quality)
     if table.empty:
         return []
     groups = _groups(cells)
     scored = set(table["group"])
-    lines = _training_gain(table, groups.index[0])
+    lines = _training_gain(table, reference or groups.index[0])
     if "truncation" in groups.columns:
         for a, b in pairs_differing_in(cells, "truncation", ignore=("truncation_decay",)):
             policies = {groups.at[a, "truncation"]: a, groups.at[b, "truncation"]: b}

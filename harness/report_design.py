@@ -28,6 +28,7 @@ from harness.cells import Cell
 
 KEYS = ("baseline", "x", "lines")
 DEFAULT_X = "context"
+UNITS = {"context": "tokens", "document_words": "words"}
 FORMATS = ("pdf", "png")
 
 
@@ -77,6 +78,11 @@ class ReportDesign:
         data.pop("charts")
         data["sweep"] = tuple(SweepLine(d["label"], d["change"], tuple(d["cells"])) for d in data["sweep"])
         return cls(**{**data, "lines": tuple(data["lines"]), "deltas": tuple(data["deltas"])})
+
+
+def x_label(x: str | None) -> str:
+    """The sweep's x with its unit, for an axis or a column header."""
+    return f"{x} ({UNITS[x]})" if x in UNITS else str(x)
 
 
 def _did_you_mean(word: Any, choices: list[str]) -> str:
