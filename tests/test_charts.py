@@ -11,6 +11,7 @@ from matplotlib.collections import PathCollection
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
 
+from harness import results
 from harness.aggregate import aggregate
 from harness.charts import figures
 from harness.comparisons import Frames
@@ -33,17 +34,21 @@ cells:
   - {name: checkpointing, checkpointing: "on", seed: 0}
   - {name: both-kernels, kernels: liger+unsloth, seed: 0}
   - {name: stack-512, context: 512, seed: 0}
+evaluation: {tasks: [text_en]}
 """
-# group -> (status, peak GiB at seed 0, tokens/s at seed 0, loss per step); seeds add 0.1 GiB and 10 tokens/s each
+# group -> (status, peak GiB at seed 0, tokens/s at seed 0, loss per step, text_en bits per byte at seed 0);
+# seeds add 0.1 GiB, 10 tokens/s and 0.01 bits per byte each
 CELLS = {
-    "stack": ("ok", 3.0, 1000, [3.0, 2.5, 2.0]),
-    "no-liger": ("ok", 3.5, 800, [3.0, 2.6, 2.2]),
-    "stack-128": ("ok", 2.0, 1200, [3.1, 2.7, 2.4]),
-    "no-liger-128": ("ok", 2.4, 1000, [3.1, 2.8, 2.5]),
-    "checkpointing": ("ok", 1.5, 700, [3.0, 2.5, 2.0]),  # the same curve as stack: checkpointing changes no number
-    "both-kernels": ("skipped", None, None, []),
-    "stack-512": ("oom", 16.0, None, []),
+    "stack": ("ok", 3.0, 1000, [3.0, 2.5, 2.0], 1.00),
+    "no-liger": ("ok", 3.5, 800, [3.0, 2.6, 2.2], 1.05),
+    "stack-128": ("ok", 2.0, 1200, [3.1, 2.7, 2.4], 1.10),
+    "no-liger-128": ("ok", 2.4, 1000, [3.1, 2.8, 2.5], 1.12),
+    # the same numbers as stack: checkpointing changes none
+    "checkpointing": ("ok", 1.5, 700, [3.0, 2.5, 2.0], 1.00),
+    "both-kernels": ("skipped", None, None, [], None),
+    "stack-512": ("oom", 16.0, None, [], None),
 }
+UNTRAINED = 1.5
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +57,7 @@ def report(tmp_path_factory) -> tuple[pytest.TempPathFactory, Frames]:
     matrix = write_matrix(folder, MATRIX)
     for cell in expand(str(matrix)):
         group, seed = cell.name.split("/seed=")[0], cell.settings["seed"]
-        status, peak, tokens, loss = CELLS[group]
+        status, peak, tokens, loss, score = CELLS[group]
         metrics = {}
         if status in ("ok", "oom"):
             metrics = {"peak_device_bytes": int((peak + 0.1 * seed) * GIB), "load_seconds": 1.0}
@@ -61,13 +66,22 @@ def report(tmp_path_factory) -> tuple[pytest.TempPathFactory, Frames]:
             metrics |= {"step_seconds": [4.0, 1.0, 1.0], "loss": noisy, "tokens_per_second": tokens + 10 * seed,
                         "median_step_seconds": 1.0}
         write_result(folder / "results", cell, status, metrics)
+        if status == "ok":
+            def bits_per_byte(value: float) -> list[results.Score]:
+                return [results.Score(metric="bits_per_byte", value=value, stderr=0.01, n=30, higher_is_better=False)]
+
+            evaluation = results.EvaluationResult(
+                cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, task="text_en", status="ok",
+                scores=bits_per_byte(score + 0.01 * seed), baseline=bits_per_byte(UNTRAINED))
+            results.write_atomic(results.evaluation_path(folder / "results", cell.matrix, cell.cell_id, "text_en"),
+                                 evaluation)
     aggregate(str(matrix), folder / "results", folder / "reports")
     return folder / "reports" / "m", read(folder / "reports" / "m")[0]
 
 
 @pytest.fixture(scope="module")
 def charts(report) -> dict[str, Figure]:
-    drawn = figures(report[1])
+    drawn = figures(report[1], read(report[0])[2])
     yield drawn
     for fig in drawn.values():
         plt.close(fig)
@@ -80,7 +94,8 @@ def legend(fig: Figure) -> list[str]:
 
 def test_every_chart_is_written_as_a_vector_pdf_with_embedded_fonts_and_a_png(report):
     folder, frames = report
-    assert frames.design.charts == ("overview", "sweep", "deltas", "tradeoff", "loss")
+    assert frames.design.charts == ("overview", "sweep", "deltas", "tradeoff", "loss", "quality_vs_memory",
+                                    "quality_by_cell")
     outputs = build_report(folder)
     for name in frames.design.files():
         data = (folder / name).read_bytes()
@@ -158,6 +173,25 @@ def test_the_overview_keeps_every_cell_and_lists_only_statuses_that_occur(charts
     labels = legend(charts["overview"])
     assert "trained (mean ± sd over seeds)" in labels and "ran out of memory (peak reached)" in labels
     assert "colour: what differs from stack, context aside" in labels and "kernels none" in labels
+
+
+def test_quality_is_drawn_against_memory_and_per_cell_beside_the_untrained_model(charts):
+    ax = charts["quality_vs_memory"].axes[0]
+    points = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    # one point a trained group: (mean peak GiB, mean bits per byte), error bars where seeds repeat
+    assert [v for c in points for v in (c.lines[0].get_xdata()[0], c.lines[0].get_ydata()[0])] == pytest.approx(
+        [3.1, 1.01, 3.6, 1.06, 2.1, 1.11, 2.5, 1.13, 1.5, 1.00])
+    assert [c.has_yerr for c in points] == [True, True, True, True, False]
+    # the cell run once is hollow and left unnamed; the repeated ones are named
+    assert points[-1].lines[0].get_markerfacecolor() == "none"
+    assert {t.get_text() for t in ax.texts} == {"stack", "no-liger", "stack-128", "no-liger-128"}
+    assert ax.get_ylabel() == "text_en bits_per_byte (lower is better)"
+    by_cell = charts["quality_by_cell"].axes[0]
+    bars = next(c for c in by_cell.containers if isinstance(c, BarContainer))
+    assert [round(b.get_width(), 3) for b in bars] == [1.01, 1.06, 1.11, 1.13, 1.0]
+    untrained = next(c for c in by_cell.collections if isinstance(c, PathCollection))
+    assert [p[0] for p in untrained.get_offsets()] == [UNTRAINED] * 5
+    assert "untrained (the adapter disabled)" in legend(charts["quality_by_cell"])
 
 
 def test_each_question_has_its_table_with_units_and_aligned_numbers(report):

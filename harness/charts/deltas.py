@@ -10,7 +10,15 @@ import math
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from harness.charts.style import Palette, budget_mark, figure, legend_outside, limits, nothing_to_draw
+from harness.charts.style import (
+    Palette,
+    budget_mark,
+    figure,
+    legend_outside,
+    limits,
+    nothing_to_draw,
+    rows_top_down,
+)
 from harness.comparisons import Frames
 from harness.tables import gib_digits
 
@@ -66,8 +74,7 @@ def draw(frames: Frames, palette: Palette) -> Figure:
         if not baseline_ok:
             nothing_to_draw(ax, f"the baseline {design.baseline} did not train: nothing to compare against")
     fig.suptitle(f"Each change against {design.baseline}", fontsize=9)
-    axes[0][0].set_yticks(rows, list(deltas["group"]))
-    axes[0][0].invert_yaxis()
+    rows_top_down(axes[0][0], list(deltas["group"]))
     handles = []
     if deltas["peak_reached"].any():
         handles.append(Patch(facecolor="0.6", hatch="///", edgecolor="white",

@@ -8,7 +8,15 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from harness.charts.style import Palette, budget_mark, figure, legend_outside, limits, metric_panels
+from harness.charts.style import (
+    Palette,
+    budget_mark,
+    figure,
+    legend_outside,
+    limits,
+    metric_panels,
+    rows_top_down,
+)
 from harness.comparisons import Frames
 
 MARKERS = {"ok": "o", "oom": "X"}
@@ -38,8 +46,7 @@ def draw(frames: Frames, palette: Palette) -> Figure:
         ax.grid(axis="x", color="0.9", linewidth=0.6)
         if metric == "peak_device":
             budget_entry = budget_mark(ax, frames.budget, shown)
-    axes[0][0].set_yticks(rows, list(table.index))
-    axes[0][0].invert_yaxis()
+    rows_top_down(axes[0][0], list(table.index))
     statuses = set(table["status"]) | ({"oom"} if table["peak_reached"].any() else set())
     handles = [Line2D([], [], marker=MARKERS[s], linestyle="", color="0.3",
                       label={"ok": "trained" + (" (mean ± sd over seeds)" if repeats else ""),

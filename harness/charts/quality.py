@@ -10,7 +10,15 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from harness.charts.style import TOL_GREY, Palette, figure, label_points, legend_outside, nothing_to_draw
+from harness.charts.style import (
+    TOL_GREY,
+    Palette,
+    figure,
+    label_points,
+    legend_outside,
+    nothing_to_draw,
+    rows_top_down,
+)
 from harness.comparisons import Frames
 from harness.quality_findings import main_metric, summarize
 
@@ -45,30 +53,32 @@ def against_memory(frames: Frames, palette: Palette, quality: pd.DataFrame) -> F
     for ax in axes.flat[len(tasks):]:
         ax.set_visible(False)
     memory = frames.table["peak_device"]
+    repeats = bool((table["n"] > 1).any())
     for ax, task in zip(axes.flat, tasks, strict=False):
         metric = main_metric(quality, task)
         part = table[(table["task"] == task) & (table["metric"] == metric)]
         x = [memory.get(g, math.nan) for g in part["group"]]
-        # repeated cells carry the comparisons and get labels; single cells (equivalence checks) sit on the
-        # reference and would only hide it, so they are drawn hollow and named in the report's tables
-        for xi, (_, row) in zip(x, part.iterrows(), strict=True):
+        # where seeds repeat, repeated cells carry the comparisons and get labels; single cells (equivalence
+        # checks) sit on the reference and would only hide it, so they are drawn hollow and named in the tables
+        labelled = (part["n"] > 1).tolist() if repeats else [True] * len(part)
+        for xi, (_, row), keep in zip(x, part.iterrows(), labelled, strict=True):
             colour = palette(frames.design.changes.get(row["group"], ""))
-            repeated = row["n"] > 1
-            ax.errorbar(xi, row["mean"], yerr=row["sd"] if repeated else None, fmt="o", capsize=2, markersize=5,
-                        color=colour, markerfacecolor=colour if repeated else "none")
-        labelled = (part["n"] > 1).tolist()
+            ax.errorbar(xi, row["mean"], yerr=row["sd"] if row["n"] > 1 else None, fmt="o", capsize=2,
+                        markersize=5, color=colour, markerfacecolor=colour if keep else "none")
         if any(labelled):
             points = list(zip(x, part["mean"], strict=True))
             label_points(ax, [p[0] for p, keep in zip(points, labelled, strict=True) if keep],
                          [p[1] for p, keep in zip(points, labelled, strict=True) if keep],
-                         list(part.loc[part["n"] > 1, "group"]),
+                         [g for g, keep in zip(part["group"], labelled, strict=True) if keep],
                          avoid=[p for p, keep in zip(points, labelled, strict=True) if not keep])
         ax.set_xlabel("peak device memory (GiB)")
         ax.set_ylabel(f"{task} {metric} ({_better(part)} is better)")
         ax.grid(color="0.9", linewidth=0.6)
-    handles = [Line2D([], [], marker="o", linestyle="", color="0.3", label="mean ± sd over seeds"),
-               Line2D([], [], marker="o", linestyle="", color="0.3", markerfacecolor="none",
-                      label="single cell (equivalence checks)")]
+    handles = [Line2D([], [], marker="o", linestyle="", color="0.3",
+                      label="mean ± sd over seeds" if repeats else "one cell each")]
+    if repeats and (table["n"] == 1).any():
+        handles.append(Line2D([], [], marker="o", linestyle="", color="0.3", markerfacecolor="none",
+                              label="a cell run once (unlabelled: see the tables)"))
     legend_outside(axes[0][columns - 1], handles, [h.get_label() for h in handles])
     return fig
 
@@ -92,9 +102,9 @@ def by_cell(frames: Frames, palette: Palette, quality: pd.DataFrame) -> Figure:
         ax.scatter(part.loc[shown, "baseline"], y, **UNTRAINED)
         ax.set_title(f"{task}\n{metric} ({_better(part)} is better)", fontsize=8)
         ax.grid(axis="x", color="0.9", linewidth=0.6)
-    axes[0][0].set_yticks(range(len(groups)), groups)
-    axes[0][0].invert_yaxis()
-    handles = [Line2D([], [], color=TOL_GREY, linewidth=6, label="trained (mean ± sd over seeds)"),
+    rows_top_down(axes[0][0], groups)
+    repeats = " (mean ± sd over seeds)" if (table["n"] > 1).any() else ""
+    handles = [Line2D([], [], color=TOL_GREY, linewidth=6, label=f"trained{repeats}"),
                Line2D([], [], marker="D", markersize=4, markerfacecolor="white", markeredgecolor="black",
                       linestyle="", label="untrained (the adapter disabled)")]
     legend_outside(axes[0][-1], handles, [h.get_label() for h in handles])

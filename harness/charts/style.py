@@ -117,6 +117,12 @@ def legend_outside(ax: Axes, handles: Sequence[Any] | None = None, labels: Seque
                   title_fontsize=8, alignment="left")
 
 
+def rows_top_down(ax: Axes, labels: Sequence[str]) -> None:
+    """One row per label, the first on top; every row inside the axes, those with only a status written too."""
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_ylim(len(labels) - 0.5, -0.5)
+
+
 def nothing_to_draw(ax: Axes, why: str) -> None:
     ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes, fontsize=8, color="0.35", wrap=True)
     ax.set_xticks([])

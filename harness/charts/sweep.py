@@ -50,6 +50,10 @@ def draw(frames: Frames, palette: Palette) -> Figure:
             reached = part[part["peak_reached"]]
             if metric == "peak_device" and len(reached):
                 ax.plot(reached["x"], reached[metric], linestyle="", marker="X", color=colour, markersize=7)
+                if len(ok):  # the line runs on, dotted, to where the stack stopped fitting
+                    after = reached[reached["x"] > ok["x"].max()].head(1)
+                    ax.plot([ok["x"].iloc[-1], *after["x"]], [ok[metric].iloc[-1], *after[metric]], color=colour,
+                            linestyle=":", linewidth=1.2)
         ax.set_xticks(levels, [f"{v:,.0f}" for v in levels])
         ax.set_xlabel(x_label(design.x))
         ax.set_ylabel(label)
