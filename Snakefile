@@ -21,6 +21,7 @@ from pathlib import Path
 from harness.evaluation.plan import evaluation_plan
 from harness.matrix import MatrixError, ceiling_spec, claim_results_folder, matrix_options, matrix_path
 from harness.matrix import expand as expand_matrix
+from harness.report_design import design_of
 from harness.results import ResultFileError, check, result_path, set_aside
 from harness.supervise import cuda_present
 from harness.techniques import needs_cuda
@@ -36,6 +37,8 @@ try:
     TASKS = evaluation_plan(MATRIX).task_names()
     CONCURRENT = matrix_options(MATRIX)["concurrent_cells"]
     CEILING = ceiling_spec(MATRIX) is not None
+    # the charts a report draws follow from the matrix alone, so they can be named here
+    CHARTS = design_of(MATRIX).files()
 except MatrixError as err:
     raise WorkflowError(f"vramlab: {err}") from None
 NAME = CELLS[0].matrix
@@ -224,6 +227,7 @@ rule aggregate:
     output:
         f"{REPORTS}/{NAME}/cells.csv",
         f"{REPORTS}/{NAME}/steps.csv",
+        f"{REPORTS}/{NAME}/design.json",
         [f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [],
     params:
         matrix=MATRIX,
@@ -235,11 +239,11 @@ rule report:
     input:
         f"{REPORTS}/{NAME}/cells.csv",
         f"{REPORTS}/{NAME}/steps.csv",
+        f"{REPORTS}/{NAME}/design.json",
+        [f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [],
     output:
         f"{REPORTS}/{NAME}/report.md",
         f"{REPORTS}/{NAME}/tables.tex",
-        f"{REPORTS}/{NAME}/memory.png",
-        f"{REPORTS}/{NAME}/throughput.png",
-        f"{REPORTS}/{NAME}/loss.png",
+        [f"{REPORTS}/{NAME}/{chart}" for chart in CHARTS],
     shell:
         "{sys.executable} -m harness report {NAME:q} --reports-dir {REPORTS:q}"

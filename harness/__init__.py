@@ -2,7 +2,9 @@
 
 Data flows one way: matrix file (ablations/) -> cells (harness.matrix) -> one cell in a fresh process
 (harness.run_cell, harness.recipe, harness.techniques) -> result JSON (harness.results)
--> pandas table (harness.aggregate) -> tables and charts (harness.report).
+-> pandas tables and the matrix's design (harness.aggregate, harness.report_design) -> the frames every
+comparison is computed in once (harness.comparisons) -> tables, summary and charts (harness.tables,
+harness.summary, harness.charts), written by harness.report.
 """
 
 __version__ = "0.1.0"

@@ -2,6 +2,7 @@
   cells.csv    one row a cell: settings, scalar metrics (columns from harness.results.Metrics), records
   steps.csv    one row an optimizer step of a cell
   quality.csv  one row a (cell, task, metric) of the evaluate stage, with the untrained baseline
+  design.json  what the report compares: the baseline, the sweep's lines, the charts (harness/report_design.py)
 
 Only the matrix's current cells are read, in matrix order; a cell with no result file is an error here,
 because Snakemake only aggregates once every cell has one (unless asked for a partial table, where it is a
@@ -90,6 +91,8 @@ def tables(found: list[tuple[Cell, CellResult | None]]) -> tuple[pd.DataFrame, p
 
 def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool = False) -> Path:
     from harness.evaluation.plan import evaluation_plan
+    from harness.matrix import load_matrix
+    from harness.report_design import resolve
 
     found = load_results(matrix, results_dir, partial)
     name = found[0][0].matrix
@@ -98,6 +101,7 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     out.mkdir(parents=True, exist_ok=True)
     cells.to_csv(out / "cells.csv", index=False)
     steps.to_csv(out / "steps.csv", index=False)
+    resolve(load_matrix(matrix)[1], [cell for cell, _ in found]).write(out / "design.json")
     plan = evaluation_plan(matrix)
     if plan.tasks:
         quality = pd.DataFrame(load_evaluations(found, results_dir, plan.task_names()), columns=QUALITY_COLUMNS)

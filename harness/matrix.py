@@ -22,6 +22,8 @@ A matrix file has these top-level keys (only `axes` or `cells` is required):
     evaluation: {tasks: [...], ...}         what the evaluate stage measures on every trained cell
                                             (harness/evaluation/plan.py); not part of a cell's id, so
                                             adding a task never retrains a cell
+    report:  {baseline: ..., x: ..., lines: [...]}  what the report compares (harness/report_design.py);
+                                            derived from the design where left out
 
 Every problem is reported as one line naming the file, the place and, where a near name exists, a
 did-you-mean, before any cell runs.
@@ -45,7 +47,7 @@ from harness.cells import Cell
 from harness.settings import SETTINGS, defaults
 
 TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells", "include", "exclude",
-                  "seeds", "concurrent_cells", "predicted_oom", "evaluation", "ceiling")
+                  "seeds", "concurrent_cells", "predicted_oom", "evaluation", "ceiling", "report")
 DESIGNS = ("full", "one_at_a_time", "list")
 PREDICTED_OOM = ("run", "skip")
 MATRIX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -358,6 +360,12 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
         raise check.fail("exclude", "every cell was excluded")
     for cell in cells:
         _check_against_model(check, cell)
+    from harness.report_design import ReportSpecError, resolve
+
+    try:
+        resolve(spec, cells)
+    except ReportSpecError as err:
+        raise check.fail("report", str(err)) from None
     return cells
 
 

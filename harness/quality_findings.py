@@ -17,18 +17,15 @@ from typing import Any
 
 import pandas as pd
 
-GIB = 2**30
+from harness.cell_groups import GIB, NOT_A_DIFFERENCE, describe, group_name
+from harness.cell_groups import differences as _differences
+
 # the metric that stands for each task in tables: the first of these that the task reports
 MAIN_METRICS = ("bits_per_byte", "exact_match", "acc_norm", "acc", "word_perplexity")
 LANGUAGES = {"en": "English", "es": "Spanish", "fr": "French", "de": "German"}
 SIGMAS = 2.0
 # settings compared pairwise in the findings (truncation and vocabulary have findings of their own)
 PAIRWISE = ("adapter", "lora_rank", "quantization")
-NOT_A_DIFFERENCE = {"seed", "name"}
-
-
-def group_name(name: str) -> str:
-    return name.split("/seed=")[0]
 
 
 def main_metric(quality: pd.DataFrame, task: str) -> str | None:
@@ -89,9 +86,8 @@ def _settings(cells: pd.DataFrame) -> list[str]:
 
 
 def differences(cells: pd.DataFrame, group: str, reference: str) -> dict[str, Any]:
-    groups = _groups(cells)
-    return {s: groups.at[group, s] for s in _settings(cells)
-            if str(groups.at[group, s]) != str(groups.at[reference, s])}
+    groups = _groups(cells)[_settings(cells)]
+    return _differences(groups.loc[group].to_dict(), groups.loc[reference].to_dict())
 
 
 def pairs_differing_in(cells: pd.DataFrame, setting: str, ignore: tuple[str, ...] = ()) -> list[tuple[str, str]]:
@@ -120,23 +116,24 @@ def _memory(cells: pd.DataFrame, group: str) -> float:
     return float(ok["peak_device_bytes"].mean()) if len(ok) else math.nan
 
 
-def effects(cells: pd.DataFrame, quality: pd.DataFrame) -> pd.DataFrame:
-    """Each group against the reference (the matrix's first cell): what differs, n, the change in peak device
-    memory, and the change in each task's main metric with its verdict."""
+def effects(cells: pd.DataFrame, quality: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
+    """Each group against the reference (the report's baseline; the matrix's first cell unless its `report:`
+    section names another): what differs, n, the change in peak device memory, and the change in each task's
+    main metric with its verdict."""
     table = summarize(quality)
     groups = _groups(cells)
     if table.empty or groups.empty:
         return pd.DataFrame()
-    reference = groups.index[0]
+    reference = reference or groups.index[0]
     tasks = list(dict.fromkeys(table["task"]))
     rows = []
-    for group in groups.index[1:]:
-        if group not in set(table["group"]):
+    for group in groups.index:
+        if group == reference or group not in set(table["group"]):
             continue
         theirs = _against_reference(cells, quality, group, reference)
         change = differences(cells, group, reference)
         row: dict[str, Any] = {
-            "cell": group, "what differs": ", ".join(f"{k} {v}" for k, v in change.items()) or "the seed",
+            "cell": group, "what differs": describe(change) or "the seed",
             "n": int(table.loc[table["group"] == group, "n"].max()),
             "Δ peak GiB": (_memory(cells, group) - _memory(cells, reference)) / GIB}
         for task in tasks:
@@ -148,14 +145,14 @@ def effects(cells: pd.DataFrame, quality: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def findings(cells: pd.DataFrame, quality: pd.DataFrame) -> list[str]:
+def findings(cells: pd.DataFrame, quality: pd.DataFrame, reference: str | None = None) -> list[str]:
     """The questions the quality matrix was built to answer, answered from its numbers."""
     table = summarize(quality)
     if table.empty:
         return []
     groups = _groups(cells)
     scored = set(table["group"])
-    lines = _training_gain(table, groups.index[0])
+    lines = _training_gain(table, reference or groups.index[0])
     if "truncation" in groups.columns:
         for a, b in pairs_differing_in(cells, "truncation", ignore=("truncation_decay",)):
             policies = {groups.at[a, "truncation"]: a, groups.at[b, "truncation"]: b}

@@ -1,65 +1,20 @@
-"""reports/<matrix>/{cells.csv, steps.csv} -> report.md, tables.tex and PNG charts.
+"""reports/<matrix>/{cells.csv, steps.csv, design.json} -> report.md, tables.tex and the charts (PDF and PNG).
 
-Reads the tidy tables only (which harness.aggregate built from result files). Every cell keeps its row,
-whatever its status: an OOM is a finding, and a skipped or failed cell must stay visible.
+Reads the tidy tables and the matrix's design only (which harness.aggregate built from result files and the
+matrix file): results -> tables -> charts, never back. Every cell keeps its row, whatever its status: an OOM is a
+finding, and a skipped or failed cell must stay visible.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import pandas as pd
 
-from harness.results import Metrics, Status
-from harness.settings import SETTINGS
-
-GIB = 2**30
-_COLOURS = {Status.ok: "#2a9d8f", Status.oom: "#e76f51", Status.skipped: "#8d99ae", Status.error: "#6d597a",
-            Status.timeout: "#e9c46a"}
-STATUS_COLOURS = {**{s.value: _COLOURS[s] for s in Status}, "pending": "#dddddd"}
-# shown once any result has them: host views were added after the first results were committed
-_SHOWN_WHEN_PRESENT = ("peak_host_unmapped_bytes", "peak_host_pinned_bytes")
-
-
-def varied_columns(cells: pd.DataFrame) -> list[str]:
-    return [name for name in SETTINGS if name in cells and cells[name].astype(str).nunique() > 1]
-
-
-def display_table(cells: pd.DataFrame) -> pd.DataFrame:
-    """The report's table: the cell, its status, what varies, then the metrics the result model labels."""
-    table = pd.DataFrame({"cell": cells["name"], "status": cells["status"]})
-    for name in varied_columns(cells):
-        table[name] = cells[name]
-    shared = cells["throughput_measured"].astype(str) == "False" if "throughput_measured" in cells else None
-    for column, spec in Metrics.display().items():
-        if column in _SHOWN_WHEN_PRESENT and not (column in cells and cells[column].notna().any()):
-            continue
-        values = cells[column] / spec["scale"]
-        if shared is not None and spec.get("unit") in ("tokens/s", "s", None) and column != "peak_device_bytes":
-            values = values.mask(shared)  # cells that shared the device: their speed is no measurement
-        table[spec["label"]] = values
-    table["final loss"] = cells["final_loss"]
-    return table
-
-
-def _fmt(value: object, digits: int) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return "–"
-    if isinstance(value, float):
-        return f"{value:,.{digits}f}"
-    return str(value)
-
-
-def _formatted(table: pd.DataFrame) -> pd.DataFrame:
-    digits = {spec["label"]: spec["digits"] for spec in Metrics.display().values()} | {"final loss": 3}
-    out = table.copy().astype(object)
-    for column in out.columns:
-        out[column] = [_fmt(v, digits.get(column, 2)) for v in table[column]]
-    return out
+from harness import charts, tables
+from harness.comparisons import Frames
+from harness.report_design import ReportDesign
+from harness.summary import summary
 
 
 def _short(reason: object) -> str:
@@ -70,15 +25,30 @@ def _short(reason: object) -> str:
     return ". ".join(sentences[:2]).rstrip(".") + ("." if len(sentences) <= 2 else " …")
 
 
-def markdown(cells: pd.DataFrame, title: str) -> str:
+def report_tables(frames: Frames) -> list[tables.Table]:
+    """One table per question the matrix asks."""
+    design = frames.design
+    found = [tables.memory_table(frames.table)]
+    if design.throughput_measured:
+        found.append(tables.speed_table(frames.table))
+    if design.deltas:
+        found.append(tables.deltas_table(frames.deltas, design, design.throughput_measured))
+    if design.sweep:
+        found.append(tables.sweep_table(frames.points, design, design.throughput_measured))
+    found.append(tables.loss_table(frames.table, frames.drawn))
+    return found
+
+
+def markdown(frames: Frames, title: str) -> str:
+    cells = frames.cells
+
     def listed(column: str) -> str:
         return ", ".join(f"`{v}`" for v in cells[column].dropna().astype(str).unique()) or "–"
 
-    budgets = cells["budget_bytes"].dropna()
-    lines = [f"# {title}", "",
+    lines = [f"# {title}", "", *summary(frames), "## Setup", "",
              f"{len(cells)} cells: " + ", ".join(f"{n} {s}" for s, n in cells["status"].value_counts().items()) + ".",
              f"Device: {listed('device_name')}; torch {listed('torch')}; models {listed('model')}"
-             + (f"; budget {budgets.iloc[0] / GIB:.2f} GiB (whole-process device memory)." if len(budgets) else "."),
+             + (f"; budget {frames.budget:.2f} GiB (whole-process device memory)." if frames.budget else "."),
              ""]
     commits = cells["code_commit"].dropna().value_counts(sort=False)
     if len(commits):
@@ -90,7 +60,12 @@ def markdown(cells: pd.DataFrame, title: str) -> str:
     if cells["random_weights"].fillna(False).astype(bool).any():
         lines += ["Models with random weights: memory and speed are real, loss is not a quality measure "
                   "and no quality score is reported.", ""]
-    lines += [_formatted(display_table(cells)).to_markdown(index=False), ""]
+    if (frames.table["n"] > 1).any():
+        lines += ["Cells repeated over seeds are one row, under their name without `/seed=N`: the mean, the sample "
+                  "standard deviation (sd) and n.", ""]
+    lines += ["## Tables", "", "The same tables for a paper: `tables.tex` (booktabs).", ""]
+    for table in report_tables(frames):
+        lines += table.markdown()
     notes = cells[~cells["status"].isin(["ok", "pending"])]
     if len(notes):
         lines += ["## Cells that did not fit the budget or did not run", ""]
@@ -109,8 +84,11 @@ def markdown(cells: pd.DataFrame, title: str) -> str:
     fallbacks = cells[cells["attention_fallback"].notna()]
     for _, row in fallbacks.iterrows():
         lines.append(f"- attention fall-back in **{row['name']}**: {row['attention_fallback']}")
-    lines += ["", "Charts: `memory.png` (peak device memory against the budget), `throughput.png`, "
-              "`loss.png`. Raw numbers: `cells.csv`, `steps.csv`; full records: the result files.", ""]
+    lines += ["", "## Charts", "", "Each as PDF (vector, fonts embedded) and PNG; colours: one per change against "
+              f"`{frames.design.baseline}` (black), the same in every chart.", ""]
+    lines += [f"- `{name}.pdf`, `{name}.png`: {charts.CAPTIONS[name]}" for name in frames.design.charts]
+    lines += ["", "Raw numbers: `cells.csv`, `steps.csv`; the design: `design.json`; full records: the result "
+              "files.", ""]
     return "\n".join(lines)
 
 
@@ -128,75 +106,29 @@ def _truncation_definitions(cells: pd.DataFrame) -> list[str]:
     return [*lines, ""]
 
 
-def latex(cells: pd.DataFrame, title: str) -> str:
-    table = _formatted(display_table(cells))
-    table.columns = [c.replace("_", r"\_") for c in table.columns]
-    body = table.to_latex(index=False, escape=True, column_format="l" * len(table.columns),
-                          caption=f"{title}: peak memory and throughput per cell", label=f"tab:{title}")
-    return "% generated by vramlab from cells.csv; needs \\usepackage{booktabs}\n" + body
+def latex(frames: Frames, title: str) -> str:
+    header = ["% generated by vramlab from cells.csv, steps.csv and design.json; needs \\usepackage{booktabs}", ""]
+    return "\n".join(header + [table.latex(title) for table in report_tables(frames)])
 
 
-def charts(cells: pd.DataFrame, steps: pd.DataFrame, out: Path) -> list[Path]:
-    paths = []
-    labels = cells["name"].tolist()
-    colours = [STATUS_COLOURS.get(s, "black") for s in cells["status"]]
-    height = max(3.0, 0.35 * len(cells) + 1.5)
-
-    fig, ax = plt.subplots(figsize=(9, height))
-    ax.barh(labels, cells["peak_device_bytes"].fillna(0) / GIB, color=colours)
-    budget = cells["budget_bytes"].dropna()
-    if len(budget):
-        ax.axvline(budget.iloc[0] / GIB, color="black", linestyle="--", label=f"budget {budget.iloc[0] / GIB:.0f} GiB")
-    ax.invert_yaxis()
-    ax.set_xlabel("peak device memory of the process (GiB)")
-    ax.set_title("Peak memory per cell (colour: status)")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in STATUS_COLOURS.values()]
-    ax.legend(handles + ax.get_legend_handles_labels()[0][:1],
-              list(STATUS_COLOURS) + ax.get_legend_handles_labels()[1][:1], loc="upper left",
-              bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    fig.tight_layout()
-    paths.append(out / "memory.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(9, height))
-    ax.barh(labels, cells["tokens_per_second"].fillna(0), color=colours)
-    ax.invert_yaxis()
-    ax.set_xlabel("training tokens per second (median optimizer step, warm-up excluded)")
-    ax.set_title("Throughput per cell")
-    fig.tight_layout()
-    paths.append(out / "throughput.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(9, 5))
-    for name, group in steps.dropna(subset=["loss"]).groupby("name", sort=False):
-        ax.plot(group["step"], group["loss"], marker="o", markersize=3, label=name)
-    ax.set_xlabel("optimizer step")
-    ax.set_ylabel("training loss")
-    ax.set_title("Loss curves")
-    if len(steps.dropna(subset=["loss"])):
-        ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    paths.append(out / "loss.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
-    return paths
+def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
+    """A report folder's tables and design: the frames, steps.csv, and quality.csv where the matrix has one."""
+    # hex ids and commits can read as numbers ("0123456", "12e4...") unless held as text
+    cells = pd.read_csv(folder / "cells.csv", dtype={"cell_id": str, "code_commit": str})
+    steps = pd.read_csv(folder / "steps.csv", dtype={"cell_id": str})
+    quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str}) if (folder / "quality.csv").is_file() \
+        else None
+    return Frames.build(cells, steps, ReportDesign.read(folder / "design.json")), steps, quality
 
 
 def build_report(folder: Path) -> list[Path]:
     from harness import quality_report
 
-    # hex ids and commits can read as numbers ("0123456", "12e4...") unless held as text
-    cells = pd.read_csv(folder / "cells.csv", dtype={"cell_id": str, "code_commit": str})
-    steps = pd.read_csv(folder / "steps.csv", dtype={"cell_id": str})
+    frames, steps, quality = read(folder)
     title = folder.name
-    text = markdown(cells, title)
-    outputs = [folder / "report.md", folder / "tables.tex", *charts(cells, steps, folder)]
-    if (folder / "quality.csv").is_file():
-        quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str})
-        text += "\n".join(quality_report.markdown(cells, steps, quality))
-        outputs += quality_report.charts(cells, quality, folder)
+    text = markdown(frames, title)
+    if quality is not None:
+        text += "\n" + "\n".join(quality_report.markdown(frames.cells, steps, quality, frames.design.baseline))
     (folder / "report.md").write_text(text)
-    (folder / "tables.tex").write_text(latex(cells, title))
-    return outputs
+    (folder / "tables.tex").write_text(latex(frames, title))
+    return [folder / "report.md", folder / "tables.tex", *charts.draw(frames, quality, folder)]

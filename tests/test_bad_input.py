@@ -64,6 +64,19 @@ CASES = [
     ("axes: {adapter: [lora]}\nexclude: [adapter]", "exclude[0]: expected a mapping of setting: value, got text"),
     ("axes: {adapter: [lora]}\nevaluation: {tasks: text_en}", "evaluation: tasks: expected a non-empty list"),
     ("axes: {adapter: [lora]}\nceiling: {low: 16384, high: 8192}", "ceiling: low (16384) must be below high (8192)"),
+    # the report section
+    ("axes: {adapter: [lora]}\nreport: [x]", "report: expected a mapping with any of baseline, x, lines"),
+    ("axes: {adapter: [lora]}\nreport: {line: [adapter]}", "report: unknown key 'line'; did you mean 'lines'?"),
+    ("design: list\ncells: [{name: base}, {name: small, context: 64}]\nreport: {baseline: bsae}",
+     "report: baseline: no cell is named 'bsae'; did you mean 'base'?"),
+    ("axes: {adapter: [lora], context: [64, 128]}\nreport: {x: adapter}", "'adapter' is not a numeric setting"),
+    ("axes: {adapter: [lora], context: [64, 128]}\nreport: {x: contxt}", "did you mean 'context'?"),
+    ("axes: {adapter: [lora, rslora]}\nreport: {x: context}", "no two cells differ only in context"),
+    ("axes: {adapter: [lora, rslora], context: [64, 128]}\nreport: {lines: [checkpointing]}",
+     "'checkpointing' is the same on every line"),
+    ("axes: {adapter: [lora, rslora], checkpointing: ['off', 'on'], context: [64, 128]}\nreport: {lines: adapter}",
+     "two lines would both be 'adapter lora'"),
+    ("axes: {adapter: [lora, rslora]}\nreport: {lines: [adapter]}", "lines: name the lines of a sweep, which needs"),
 ]
 
 

@@ -24,6 +24,17 @@ def fake_environment() -> dict:
             "cpu": "Test CPU", "versions": {"torch": "2.x"}, "git": {"commit": "0123456789abcdef", "dirty": False}}
 
 
+def write_result(results_dir, cell, status: str, metrics: dict, records: dict | None = None) -> None:
+    """A result file as a cell on a 16 GiB budget with a random-weight model would leave it."""
+    result = results.CellResult(
+        cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, status=status,
+        reason=None if status == "ok" else f"because {status}", config=cell.settings,
+        environment=fake_environment(), budget={"limit_bytes": 16 * GIB, "judged_on": "test"},
+        model={"source": "arch:tiny-llama", "random_weights": True}, metrics=metrics, records=records or {},
+        finished_at="now")
+    results.write_atomic(results.result_path(results_dir, cell.matrix, cell.cell_id), result)
+
+
 @pytest.fixture
 def result_folder(tmp_path):
     matrix = write_matrix(tmp_path, MATRIX)
@@ -38,13 +49,7 @@ def result_folder(tmp_path):
                            tokens_per_second=1024 / 2.1, median_step_seconds=2.1)
         records = {"vocabulary": {"size": 900, "native_size": 1000, "outside_share": 0.0125}} \
             if status == "ok" else {}
-        result = results.CellResult(
-            cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, status=status,
-            reason=None if status == "ok" else f"because {status}", config=cell.settings,
-            environment=fake_environment(), budget={"limit_bytes": 16 * GIB, "judged_on": "test"},
-            model={"source": "arch:tiny-llama", "random_weights": True}, metrics=metrics, records=records,
-            finished_at="now")
-        results.write_atomic(results.result_path(tmp_path / "results", cell.matrix, cell.cell_id), result)
+        write_result(tmp_path / "results", cell, status, metrics, records)
     return tmp_path, matrix
 
 
@@ -69,10 +74,13 @@ def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
     assert "Code: `0123456` (4 cells)" in report
     assert "sliced to 900 tokens: 1.25% of its training tokens" in report
     tex = (folder / "reports" / "m" / "tables.tex").read_text()
-    assert "\\toprule" in tex and "\\bottomrule" in tex and "peak device GiB" in tex
-    for png in ("memory.png", "throughput.png", "loss.png"):
-        assert (folder / "reports" / "m" / png).stat().st_size > 5000
-    assert len(outputs) == 5
+    assert "\\toprule" in tex and "\\bottomrule" in tex and "peak device (GiB)" in tex
+    # a sweep line with one trained cell is said to have one, not to run from 1,024 to 1,024
+    assert "`kernels none`: only context 1,024 trained, peak 10.00 GiB, 488 tokens/s; at 2,048: skipped." in report
+    for chart in ("overview", "sweep", "deltas", "tradeoff", "loss"):
+        for fmt in ("pdf", "png"):
+            assert (folder / "reports" / "m" / f"{chart}.{fmt}").stat().st_size > 5000
+    assert len(outputs) == 2 + 5 * 2
 
 
 def test_aggregate_refuses_a_matrix_with_a_missing_result(result_folder):

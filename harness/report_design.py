@@ -1,0 +1,199 @@
+"""The `report:` section of a matrix file: what the report's charts and tables compare. Every key is optional;
+what is left out is derived from the cells:
+
+    report:
+      baseline: seed-stack   the cell every change is measured against (default: the matrix's first cell,
+                             which is `baseline` in a one_at_a_time design and the first list cell in a list)
+      x: context             a numeric setting: the sweep chart draws one line per group of cells that differ
+                             only in it (and the seed); null for no sweep (default: context, where such
+                             groups exist)
+      lines: [kernels]       the settings that name those lines (default: the settings in which they differ)
+
+The aggregate resolves the section against the expanded cells and writes it to reports/<matrix>/design.json,
+so the report reads the matrix's structure from there and its numbers from cells.csv, never the matrix file.
+Which charts a report has follows from the design alone (the workflow must name them before any cell ran):
+a chart whose data turn out empty says so inside it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.cell_groups import describe, differences, group_name
+from harness.cells import Cell
+
+KEYS = ("baseline", "x", "lines")
+DEFAULT_X = "context"
+UNITS = {"context": "tokens", "document_words": "words"}
+FORMATS = ("pdf", "png")
+
+
+class ReportSpecError(ValueError):
+    """A problem in the `report:` section; the message says where and how to fix it."""
+
+
+@dataclass(frozen=True)
+class SweepLine:
+    label: str  # from the `lines` settings: "kernels liger"
+    change: str  # what the line's cells differ in from the baseline, x aside: the colour key shared by all charts
+    cells: tuple[str, ...]  # groups, in increasing x
+
+
+@dataclass(frozen=True)
+class ReportDesign:
+    baseline: str
+    x: str | None
+    lines: tuple[str, ...]
+    sweep: tuple[SweepLine, ...]
+    changes: dict[str, str]  # every group in matrix order -> what differs from the baseline, x and seed aside
+    deltas: tuple[str, ...]  # the groups held against the baseline: those at the baseline's x
+    throughput_measured: bool
+    quality: bool
+    charts: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        charts = ["overview", *(["sweep"] if self.sweep else []), *(["deltas"] if self.deltas else []),
+                  *(["tradeoff"] if self.throughput_measured else []), "loss",
+                  *(["quality_vs_memory", "quality_by_cell"] if self.quality else [])]
+        object.__setattr__(self, "charts", tuple(charts))
+
+    def files(self) -> list[str]:
+        """Every chart the report draws, in each format."""
+        return [f"{chart}.{fmt}" for chart in self.charts for fmt in FORMATS]
+
+    def write(self, path: Path) -> None:
+        data = asdict(self)
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+    @classmethod
+    def read(cls, path: Path) -> ReportDesign:
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} is missing: run `vramlab aggregate` for this matrix first (it writes "
+                                    "the matrix's design beside cells.csv)")
+        data = json.loads(path.read_text())
+        data.pop("charts")
+        data["sweep"] = tuple(SweepLine(d["label"], d["change"], tuple(d["cells"])) for d in data["sweep"])
+        return cls(**{**data, "lines": tuple(data["lines"]), "deltas": tuple(data["deltas"])})
+
+
+def x_label(x: str | None) -> str:
+    """The sweep's x with its unit, for an axis or a column header."""
+    return f"{x} ({UNITS[x]})" if x in UNITS else str(x)
+
+
+def _did_you_mean(word: Any, choices: list[str]) -> str:
+    close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _setting(where: str, name: Any) -> str:
+    from harness.settings import SETTINGS
+
+    if not isinstance(name, str) or name not in SETTINGS:
+        raise ReportSpecError(f"{where}: unknown setting {name!r}{_did_you_mean(name, list(SETTINGS))}")
+    return name
+
+
+def _groups(cells: list[Cell]) -> dict[str, dict[str, Any]]:
+    """Each group's settings (those of its first cell: its seeds differ in nothing else), in matrix order."""
+    groups: dict[str, dict[str, Any]] = {}
+    for cell in cells:
+        groups.setdefault(group_name(cell.name), cell.settings)
+    return groups
+
+
+def _sweeps(groups: dict[str, dict[str, Any]], x: str) -> list[list[str]]:
+    """Groups that differ in nothing but x (and the seed), at two levels of x or more, each in increasing x."""
+    buckets: dict[str, dict[float, str]] = {}
+    for name, settings in groups.items():
+        rest = json.dumps({k: v for k, v in settings.items() if k not in (x, "seed")}, sort_keys=True, default=str)
+        buckets.setdefault(rest, {}).setdefault(float(settings[x]), name)  # a second group at one x adds nothing
+    return [[members[level] for level in sorted(members)] for members in buckets.values() if len(members) > 1]
+
+
+def _x(section: dict[str, Any], groups: dict[str, dict[str, Any]]) -> str | None:
+    from harness.settings import SETTINGS
+
+    if "x" not in section:
+        return DEFAULT_X if _sweeps(groups, DEFAULT_X) else None
+    x = section["x"]
+    if x is None:
+        return None
+    x = _setting("x", x)
+    if SETTINGS[x].kind not in (int, float):
+        raise ReportSpecError(f"x: {x!r} is not a numeric setting; the sweep draws lines against a number")
+    if not _sweeps(groups, x):
+        raise ReportSpecError(f"x: no two cells differ only in {x} (and the seed), so the sweep has no line to draw; "
+                              "write x: null for no sweep")
+    return x
+
+
+def _line_names(section: dict[str, Any], lines: list[dict[str, Any]], x: str) -> tuple[str, ...]:
+    """The settings that tell the lines apart: those given, or those in which the lines differ."""
+    varying = [k for k in lines[0] if k not in (x, "seed") and len({str(line[k]) for line in lines}) > 1]
+    if "lines" not in section:
+        return tuple(varying)
+    given = section["lines"]
+    given = [given] if isinstance(given, str) else given
+    if not isinstance(given, list) or not given:
+        raise ReportSpecError(f"lines: expected a setting or a list of settings, got {given!r}")
+    names = tuple(_setting("lines", name) for name in given)
+    for name in names:
+        if name == x:
+            raise ReportSpecError(f"lines: {x!r} is the x-axis; name the settings that tell the lines apart")
+        if name not in varying and len(lines) > 1:
+            raise ReportSpecError(f"lines: {name!r} is the same on every line ({name} {lines[0][name]}); "
+                                  f"the lines differ in {', '.join(varying)}")
+    labels = [describe({k: line[k] for k in names}) for line in lines]
+    if len(set(labels)) < len(labels):
+        twice = next(label for label in labels if labels.count(label) > 1)
+        raise ReportSpecError(f"lines: two lines would both be '{twice}'; add the settings that tell them apart "
+                              f"(the lines differ in {', '.join(varying)})")
+    return names
+
+
+def resolve(spec: dict[str, Any], cells: list[Cell]) -> ReportDesign:
+    """The report's design from the matrix's `report:` section (or its defaults) and its expanded cells."""
+    section = spec.get("report")
+    section = {} if section is None else section
+    if not isinstance(section, dict):
+        raise ReportSpecError(f"expected a mapping with any of {', '.join(KEYS)}, got {section!r}")
+    for key in section:
+        if key not in KEYS:
+            raise ReportSpecError(f"unknown key {key!r}{_did_you_mean(key, list(KEYS))}; known: {', '.join(KEYS)}")
+    groups = _groups(cells)
+    baseline = section.get("baseline", next(iter(groups)))
+    if baseline not in groups:
+        raise ReportSpecError(f"baseline: no cell is named {baseline!r}{_did_you_mean(baseline, list(groups))} "
+                              "(a cell repeated over seeds goes by its name without /seed=N)")
+    x = _x(section, groups)
+    if x is None and "lines" in section:
+        raise ReportSpecError("lines: name the lines of a sweep, which needs an x (a numeric setting)")
+    ignored = (x,) if x else ()
+    changes = {name: describe(differences(s, groups[baseline], ignored)) for name, s in groups.items()}
+    sweep: list[SweepLine] = []
+    lines: tuple[str, ...] = ()
+    if x:
+        members = _sweeps(groups, x)
+        lines = _line_names(section, [groups[m[0]] for m in members], x)
+        for m in members:
+            label = describe({k: groups[m[0]][k] for k in lines}) or changes[m[0]] or baseline
+            sweep.append(SweepLine(label, changes[m[0]], tuple(m)))
+    at_baseline = [n for n, s in groups.items() if n != baseline and (not x or str(s[x]) == str(groups[baseline][x]))]
+    concurrent = spec.get("concurrent_cells", 1)
+    shared = isinstance(concurrent, int) and not isinstance(concurrent, bool) and concurrent > 1
+    evaluation = spec.get("evaluation")
+    quality = isinstance(evaluation, dict) and bool(evaluation.get("tasks"))
+    return ReportDesign(baseline=baseline, x=x, lines=lines, sweep=tuple(sweep), changes=changes,
+                        deltas=tuple(at_baseline), throughput_measured=not shared, quality=quality)
+
+
+def design_of(matrix: str) -> ReportDesign:
+    from harness.matrix import expand, load_matrix
+
+    _, spec = load_matrix(matrix)
+    return resolve(spec, expand(matrix))
