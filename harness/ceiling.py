@@ -66,17 +66,49 @@ class Inconclusive(Exception):
     """A probe that says nothing about memory; the search of its configuration stops with this reason."""
 
 
-def bisect(fits: Callable[[int], bool], spec: CeilingSpec) -> int | None:
+GUESS_MARGIN = 0.10  # the first bracket around the estimate's answer: the estimate is calibrated to within 10%
+
+
+def bisect(fits: Callable[[int], bool], spec: CeilingSpec, guess: int | None = None) -> int | None:
     """The largest multiple of `resolution` in [low, high] at which `fits` holds, or None where even `low`
-    does not fit. Probes low, then high, then halves the bracket: about log2((high - low) / resolution) + 2."""
-    if not fits(spec.low):
-        return None
+    does not fit. Without a guess it probes low, then high, then halves the bracket: about
+    log2((high - low) / resolution) + 2 probes. With a guess (the memory estimate's answer) it first probes
+    GUESS_MARGIN either side of it, and falls back to the range's ends only where the guess was wrong."""
+    res = spec.resolution
+
+    def on_grid(context: float, up: bool) -> int:
+        steps = -(-context // res) if up else context // res
+        return int(min(max(steps * res, spec.low), spec.high))
+
+    first_low, first_high = spec.low, spec.high
+    if guess is not None:
+        first_low, first_high = on_grid(guess * (1 - GUESS_MARGIN), False), on_grid(guess * (1 + GUESS_MARGIN), True)
+    if not fits(first_low):
+        if first_low == spec.low or not fits(spec.low):
+            return None
+        good, bad = spec.low, first_low  # the guess was too high: the answer is below the bracket
+    elif first_high == first_low:
+        return first_low if first_low == spec.high else _upward(fits, spec, first_low)
+    elif fits(first_high):
+        if first_high == spec.high or fits(spec.high):
+            return spec.high
+        good, bad = first_high, spec.high  # the guess was too low: the answer is above the bracket
+    else:
+        good, bad = first_low, first_high
+    return _halve(fits, res, good, bad)
+
+
+def _upward(fits: Callable[[int], bool], spec: CeilingSpec, good: int) -> int:
+    """From a context that fits, with nothing known above it: the top, else the bracket up to it."""
     if fits(spec.high):
         return spec.high
-    good, bad = spec.low, spec.high
-    while bad - good > spec.resolution:
-        middle = good + (bad - good) // 2 // spec.resolution * spec.resolution
-        middle = max(middle, good + spec.resolution)
+    return _halve(fits, spec.resolution, good, spec.high)
+
+
+def _halve(fits: Callable[[int], bool], res: int, good: int, bad: int) -> int:
+    while bad - good > res:
+        middle = good + (bad - good) // 2 // res * res
+        middle = max(middle, good + res)
         if fits(middle):
             good = middle
         else:
@@ -104,6 +136,7 @@ class Search:
     probes: dict[int, dict[str, Any]]
     ceiling: int | None = None
     stopped: str | None = None
+    estimated: int | None = None  # the memory estimate's answer, which bracketed the search
 
     def row(self) -> dict[str, Any]:
         at = self.probes.get(self.ceiling, {}) if self.ceiling is not None else {}
@@ -117,7 +150,7 @@ class Search:
         else:
             answer = f"{self.ceiling:,}"
         return {"cell": self.cell.name, "cell_id": self.cell.cell_id, "ceiling_context": self.ceiling,
-                "answer": answer, "budget": self.cell.settings.get("budget"),
+                "answer": answer, "estimated_context": self.estimated, "budget": self.cell.settings.get("budget"),
                 "peak_device_bytes": metrics.get("peak_device_bytes"),
                 "peak_host_bytes": metrics.get("peak_host_bytes"),
                 "tokens_per_second": metrics.get("tokens_per_second") if metrics.get("throughput_measured", True)
@@ -150,11 +183,25 @@ def search(matrix: str, cell: Cell, spec: CeilingSpec, results_dir: Path,
             raise Inconclusive(f"the probe at {context:,} tokens ended '{result['status']}': {result['reason']}")
         return result["status"] == "ok"
 
+    found.estimated = estimated_ceiling(cell, spec)
     try:
-        found.ceiling = bisect(fits, spec)
+        found.ceiling = bisect(fits, spec, found.estimated)
     except Inconclusive as err:
         found.stopped = str(err)
     return found
+
+
+def estimated_ceiling(cell: Cell, spec: CeilingSpec) -> int | None:
+    """The longest context the memory estimate (harness/estimate) says fits the cell's budget, on the search's
+    grid; None where the estimate cannot say (a model whose shapes are not known here)."""
+    from harness.budget import budget_bytes
+    from harness.estimate import ShapesUnknown, estimate_cell
+
+    budget = budget_bytes(cell.settings["budget"])
+    try:
+        return bisect(lambda c: estimate_cell({**cell.settings, "context": c}).total_bytes <= budget, spec)
+    except ShapesUnknown:
+        return None
 
 
 def run_probe(matrix: str, cell: Cell, context: int, out: Path) -> None:
@@ -179,6 +226,7 @@ def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list
     table.to_csv(folder / "ceiling.csv", index=False)
     shown = pd.DataFrame({
         "configuration": table["cell"], "budget": table["budget"], "longest context that fits": table["answer"],
+        "estimated": [f"{int(c):,}" if pd.notna(c) else "–" for c in table["estimated_context"]],
         "peak device GiB there": [f"{b / GIB:.2f}" if pd.notna(b) else "–" for b in table["peak_device_bytes"]],
         "peak host GiB there": [f"{b / GIB:.2f}" if pd.notna(b) else "–" for b in table["peak_host_bytes"]],
         "tokens/s there": [f"{t:,.0f}" if pd.notna(t) else "–" for t in table["tokens_per_second"]],
@@ -187,7 +235,9 @@ def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list
     lines = [f"# {matrix}: the longest context within the budget", "",
              (f"Bisection over context from {spec.low:,} to {spec.high:,} tokens, to within {spec.resolution:,}: "
               "every probe is a real cell in a fresh process, judged on the whole process's device memory, and "
-              f"kept under `results/{matrix}/ceiling/<cell id>/`.") if spec else "No configuration.", "",
+              f"kept under `results/{matrix}/ceiling/<cell id>/`. The search starts from the memory estimate's "
+              f"answer (`estimated`, `vramlab estimate`), {GUESS_MARGIN:.0%} either side of it.")
+             if spec else "No configuration.", "",
              shown.to_markdown(index=False), ""]
     (folder / "ceiling.md").write_text("\n".join(lines))
     fig, ax = plt.subplots(figsize=(7, 0.45 * max(len(table), 2) + 1.2))

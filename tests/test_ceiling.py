@@ -22,7 +22,8 @@ from tests.conftest import REPO
     (131_072, 131_072),  # the top of the range fits
     (10**9, 131_072),
 ])
-def test_bisection_finds_the_largest_fitting_multiple_of_the_resolution(limit, expected):
+@pytest.mark.parametrize("guess", [None, 8_192, 19_000, 20_480, 40_000, 131_072, 10**6])
+def test_bisection_finds_the_largest_fitting_multiple_of_the_resolution(limit, expected, guess):
     spec = CeilingSpec(low=8_192, high=131_072, resolution=1_024)
     probed: list[int] = []
 
@@ -30,9 +31,19 @@ def test_bisection_finds_the_largest_fitting_multiple_of_the_resolution(limit, e
         probed.append(context)
         return context <= limit
 
-    assert bisect(fits, spec) == expected
+    assert bisect(fits, spec, guess) == expected  # a wrong guess costs probes, never the answer
     assert all(c % 1_024 == 0 and 8_192 <= c <= 131_072 for c in probed)
-    assert len(probed) == len(set(probed)) and len(probed) <= 2 + 7  # log2(120 steps of 1,024) rounds up to 7
+    assert len(probed) == len(set(probed)) and len(probed) <= 3 + 7  # log2(120 steps of 1,024) rounds up to 7
+
+
+def test_a_good_estimate_saves_probes():
+    spec = CeilingSpec(low=8_192, high=131_072, resolution=1_024)
+    counts = {}
+    for guess in (None, 20_000):
+        probed: list[int] = []
+        assert bisect(lambda c, p=probed: p.append(c) or c <= 20_000, spec, guess) == 19_456
+        counts[guess] = len(probed)
+    assert counts[20_000] <= 5 < counts[None]
 
 
 @pytest.mark.parametrize(("section", "message"), [
@@ -68,14 +79,16 @@ def test_a_search_measures_real_probes_keeps_them_and_resumes(tmp_path, cache_di
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     table = pd.read_csv(tmp_path / "reports" / "ceil" / "ceiling.csv").set_index("cell")
-    assert table.at["roomy", "ceiling_context"] == 96 and table.at["roomy", "probes"] == "32:ok 96:ok"
+    assert table.at["roomy", "ceiling_context"] == 96 and table.at["roomy", "probes"] == "64:ok 96:ok"
+    # the tiny architecture's shapes are known, so the estimate answered first and bracketed the search
+    assert table.at["roomy", "estimated_context"] == 96 and pd.isna(table.at["tight", "estimated_context"])
     assert pd.isna(table.at["tight", "ceiling_context"]) and table.at["tight", "answer"] == "below 32"
     assert table.at["tight", "probes"] == "32:oom"
     probes = sorted((tmp_path / "results" / "ceil" / "ceiling").glob("*/*.json"))
     assert len(probes) == 3
     for path in probes:
         result = json.loads(path.read_text())
-        assert result["config"]["context"] in (32, 96) and result["cell_id"] == path.stem
+        assert result["config"]["context"] in (32, 64, 96) and result["cell_id"] == path.stem
     check = subprocess.run([sys.executable, "-m", "harness", "check", *map(str, probes)], env=env,
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
