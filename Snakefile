@@ -215,9 +215,11 @@ rule ceiling:
         gpu=int(any(NEEDS_GPU.values())),
     params:
         matrix=MATRIX,
+        # as many searches at once as the matrix lets cells share the device, where it may be shared
+        jobs=CONCURRENT if SHARED else 1,
     shell:
         "{sys.executable} -m harness ceiling {params.matrix:q} --results-dir {RESULTS:q} --reports-dir {REPORTS:q} "
-        "> {log:q}"
+        "--jobs {params.jobs} > {log:q}"
 
 
 rule aggregate:

@@ -223,7 +223,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_ceiling(args: argparse.Namespace) -> int:
-    from harness.ceiling import search, write_report
+    from harness.ceiling import search_all, write_report
     from harness.matrix import ceiling_spec
 
     spec = ceiling_spec(args.matrix)
@@ -235,11 +235,9 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
     if not cells:
         print(f"vramlab: no cell of {args.matrix} is named {args.cell}", file=sys.stderr)
         return 2
-    searches = []
-    for cell in cells:
-        found = search(args.matrix, cell, spec, Path(args.results_dir))
-        print(f"vramlab: {cell.name}: {found.row()['answer']}", file=sys.stderr)
-        searches.append(found)
+    searches = search_all(args.matrix, cells, spec, Path(args.results_dir), args.jobs)
+    for found in searches:
+        print(f"vramlab: {found.cell.name}: {found.row()['answer']}", file=sys.stderr)
     paths = write_report(cells[0].matrix, searches, Path(args.reports_dir))
     print(paths[1].read_text())
     return 0
@@ -378,6 +376,9 @@ def parser() -> argparse.ArgumentParser:
                                        "trains at within its budget, by bisection over real probes")
     p.add_argument("matrix")
     p.add_argument("--cell", action="append", help="only this cell (id or name; repeatable)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="searches at once, their probes sharing the device: peaks stay measurements, speed does "
+                        "not (default 1)")
     p.add_argument("--results-dir", default="results")
     p.add_argument("--reports-dir", default="reports")
     p.set_defaults(func=_cmd_ceiling)
