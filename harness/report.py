@@ -39,13 +39,13 @@ def report_tables(frames: Frames) -> list[tables.Table]:
     return found
 
 
-def markdown(frames: Frames, title: str) -> str:
+def markdown(frames: Frames, title: str, quality: list[str] | None = None) -> str:
     cells = frames.cells
 
     def listed(column: str) -> str:
         return ", ".join(f"`{v}`" for v in cells[column].dropna().astype(str).unique()) or "–"
 
-    lines = [f"# {title}", "", *summary(frames), "## Setup", "",
+    lines = [f"# {title}", "", *summary(frames, quality), "## Setup", "",
              f"{len(cells)} cells: " + ", ".join(f"{n} {s}" for s, n in cells["status"].value_counts().items()) + ".",
              f"Device: {listed('device_name')}; torch {listed('torch')}; models {listed('model')}"
              + (f"; budget {frames.budget:.2f} GiB (whole-process device memory)." if frames.budget else "."),
@@ -123,10 +123,12 @@ def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
 
 def build_report(folder: Path) -> list[Path]:
     from harness import quality_report
+    from harness.quality_findings import headline_findings
 
     frames, steps, quality = read(folder)
     title = folder.name
-    text = markdown(frames, title)
+    headline = headline_findings(frames.cells, quality, frames.design.baseline) if quality is not None else None
+    text = markdown(frames, title, headline)
     if quality is not None:
         text += "\n" + "\n".join(quality_report.markdown(frames.cells, steps, quality, frames.design.baseline))
     (folder / "report.md").write_text(text)

@@ -127,7 +127,8 @@ def _loss(drawn: list[list[str]]) -> list[str]:
             + "; ".join(" = ".join(f"`{g}`" for g in members) for members in shared) + "."]
 
 
-def summary(frames: Frames) -> list[str]:
+def summary(frames: Frames, quality: list[str] | None = None) -> list[str]:
+    """The report's opening bullets; `quality`: the quality findings that answer the matrix's questions."""
     design, table = frames.design, frames.table
     lines = [_fit(frames.cells), _baseline(table, design), *_deltas(frames.deltas, design, table)]
     if design.sweep:
@@ -137,4 +138,8 @@ def summary(frames: Frames) -> list[str]:
     else:
         lines.append("Speed is not a measurement here: the cells shared the device.")
     lines += _loss(frames.drawn)
-    return ["## Summary", "", *(f"- {line}" for line in lines), ""]
+    bullets = [f"- {line}" for line in lines]
+    if quality:
+        bullets += ["- Quality (lm-eval; the quality section below has every comparison):",
+                    *(f"  - {line}" for line in quality)]
+    return ["## Summary", "", *bullets, ""]

@@ -91,3 +91,12 @@ def test_recall_that_moves_is_not_called_a_floor():
     quality.loc[quality["metric"] == "exact_match", "value"] = 0.5
     assert not any("floor" in line for line in findings(cells, quality))
     assert set(summarize(quality)["n"]) == {1, 3}
+
+
+def test_the_summary_gets_the_matrix_questions_only():
+    from harness.quality_findings import headline_findings
+
+    cells, quality = _fixture()
+    headline = headline_findings(cells, quality)
+    assert headline == findings(cells, quality)[:len(headline)] and len(headline) == 2  # training gain, truncation
+    assert not any(line.startswith(("adapter", "Exact recall")) for line in headline)
