@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     )
     from harness.workload import DoesNotFit
 
-    started = now()
+    started, measure_start = now(), time.time()
     settings = cell.settings
     probe = DeviceMemoryProbe() if runtime.cuda else None  # baseline read before this process touches CUDA
     budget = Budget.from_settings(settings, cuda=runtime.cuda)
@@ -125,6 +126,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
                 trace = traceback.format_exc()
             log.warning("cell %s: %s", status.value, reason)
     trackers.report(metrics)
+    metrics["time_by_phase"] = time_by_phase(metrics, settings["warmup_steps"], measure_start, time.time())
     metrics["throughput_measured"] = not shared_device  # memory is per process and stays a measurement
     if status is Status.ok:
         over = budget.judge(metrics["peak_device_bytes"]) or budget.judge_host(metrics.get("peak_host_unmapped_bytes"))
@@ -137,6 +139,23 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
         trainer=outputs.get("trainer"), adapter=outputs.get("adapter") if status is Status.ok else None,
         traceback=trace, started_at=started)
     return _finish(result, out)
+
+
+def time_by_phase(metrics: dict[str, Any], warmup_steps: int, measure_start: float,
+                  measure_end: float) -> dict[str, float]:
+    """The process's wall time split so that the parts add up: from the process's own start (the kernel's
+    record) to the end of the measurement, with the load and train phases and the steps inside them."""
+    import psutil
+
+    process_start = psutil.Process().create_time()
+    load, train = metrics.get("load_seconds") or 0.0, metrics.get("train_seconds") or 0.0
+    steps = metrics.get("step_seconds") or []
+    first, measured = sum(steps[:warmup_steps]), sum(steps[warmup_steps:])
+    in_measurement = measure_end - measure_start
+    parts = {"start_and_imports": max(measure_start - process_start, 0.0), "load": load,
+             "train_setup": max(train - first - measured, 0.0), "compile_and_first_steps": first,
+             "measured_steps": measured, "setup_and_teardown": max(in_measurement - load - train, 0.0)}
+    return {**parts, "total": sum(parts.values())}
 
 
 def _finish(result: CellResult, out: Path) -> CellResult:

@@ -39,6 +39,13 @@ def test_a_cell_trains_and_records_the_contract(tmp_path, cache_dir):
     assert metrics["peak_host_pinned_bytes"] is None  # no pinned host memory without CUDA
     assert metrics["load_seconds"] > 0
     assert 0 < metrics["mfu"] < 1
+    # where the process's time went: the parts add up, the steps are those measured, the start is real
+    time_by_phase = metrics["time_by_phase"]
+    parts = {k: v for k, v in time_by_phase.items() if k != "total"}
+    assert sum(parts.values()) == pytest.approx(time_by_phase["total"])
+    assert time_by_phase["measured_steps"] == pytest.approx(sum(metrics["step_seconds"][1:]))
+    assert time_by_phase["compile_and_first_steps"] == pytest.approx(metrics["step_seconds"][0])
+    assert time_by_phase["load"] == metrics["load_seconds"] and time_by_phase["start_and_imports"] > 0.5
     records = result["records"]
     assert records["adapter"]["kind"] == "rslora" and records["adapter"]["scaling"] == pytest.approx(4.0)
     assert records["checkpointing"]["checkpointed_modules"] == 2

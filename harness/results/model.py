@@ -71,6 +71,20 @@ class PhaseMetrics(Strict):
     seconds: Seconds | None = None
 
 
+class TimeByPhase(Strict):
+    """Where the measuring process's wall time went, in seconds; the parts add up to `total`. Most of a cell's
+    time is not its measured steps, and this says which part to make cheaper."""
+
+    start_and_imports: Seconds = Field(description="process start to the measurement: interpreter, imports")
+    load: Seconds = Field(description="the model built or loaded and the techniques applied")
+    train_setup: Seconds = Field(description="inside training but outside optimizer steps: trainer, dataset")
+    compile_and_first_steps: Seconds = Field(description="the warm-up steps: compilation, autotuning, first "
+                                                         "allocations")
+    measured_steps: Seconds = Field(description="the steps tokens/s is measured on")
+    setup_and_teardown: Seconds = Field(description="the rest: device and budget set-up, environment, reports")
+    total: Seconds
+
+
 class Metrics(Strict):
     peak_device_bytes: Bytes | None = column(
         "peak device GiB", "bytes", GIB, description="whole process on the device (NVML); the CPU's resident set")
@@ -104,6 +118,7 @@ class Metrics(Strict):
                                      description="training loss per optimizer step; null where it diverged")
     memory_samples: Annotated[int, Field(ge=0)] | None = None
     phases: dict[str, PhaseMetrics] = Field(default_factory=dict)
+    time_by_phase: TimeByPhase | None = None
     throughput_measured: bool = Field(True, description="false when cells shared the device: speed is no "
                                                         "measurement then, memory still is")
 
