@@ -51,7 +51,7 @@ class CeilingSpec:
             raise CeilingSpecError(f"unknown key {sorted(unknown)[0]!r}; the keys are low, high and resolution")
         values = {}
         for key in ("low", "high", "resolution"):
-            value = section.get(key, 1024 if key == "resolution" else None)
+            value = section.get(key, cls.resolution if key == "resolution" else None)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise CeilingSpecError(f"{key}: {value!r} is not a positive number of tokens")
             values[key] = value

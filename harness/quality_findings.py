@@ -151,26 +151,19 @@ def findings(cells: pd.DataFrame, quality: pd.DataFrame, reference: str | None =
     if table.empty:
         return []
     groups = _groups(cells)
-    scored = set(table["group"])
-    lines = headline_findings(cells, quality, reference)
-    for setting in PAIRWISE:
-        if setting not in groups.columns:
-            continue
-        for a, b in pairs_differing_in(cells, setting):
-            if {a, b} <= scored and min(_n(table, a), _n(table, b)) > 1:
-                lines.append(compare(table, b, a, f"{setting} {groups.at[b, setting]} (`{b}`) against "
-                                                  f"{groups.at[a, setting]} (`{a}`)", _EVERY_BPB))
-    lines += _recall_floor(quality, table)
-    return lines
+    return [*_headline(cells, quality, table, groups, reference), *_pairwise(cells, table, groups),
+            *_recall_floor(quality, table)]
 
 
 def headline_findings(cells: pd.DataFrame, quality: pd.DataFrame, reference: str | None = None) -> list[str]:
     """The seed's own questions, for the top of a report: what training gains, whether exp_decay beats tail
     at the same budget, and what slicing costs inside and outside the kept languages."""
     table = summarize(quality)
-    if table.empty:
-        return []
-    groups = _groups(cells)
+    return [] if table.empty else _headline(cells, quality, table, _groups(cells), reference)
+
+
+def _headline(cells: pd.DataFrame, quality: pd.DataFrame, table: pd.DataFrame, groups: pd.DataFrame,
+              reference: str | None) -> list[str]:
     scored = set(table["group"])
     lines = _training_gain(table, reference or groups.index[0])
     if "truncation" in groups.columns:
@@ -183,6 +176,20 @@ def headline_findings(cells: pd.DataFrame, quality: pd.DataFrame, reference: str
                                      f"against tail (`{policies['tail']}`)", _WORKLOAD))
     if "vocabulary" in groups.columns:
         lines += _slicing(cells, quality, table, groups, scored)
+    return lines
+
+
+def _pairwise(cells: pd.DataFrame, table: pd.DataFrame, groups: pd.DataFrame) -> list[str]:
+    """Groups of several seeds that differ in one of PAIRWISE only, compared on every bits-per-byte task."""
+    scored = set(table["group"])
+    lines = []
+    for setting in PAIRWISE:
+        if setting not in groups.columns:
+            continue
+        for a, b in pairs_differing_in(cells, setting):
+            if {a, b} <= scored and min(_n(table, a), _n(table, b)) > 1:
+                lines.append(compare(table, b, a, f"{setting} {groups.at[b, setting]} (`{b}`) against "
+                                                  f"{groups.at[a, setting]} (`{a}`)", _EVERY_BPB))
     return lines
 
 
