@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -106,6 +107,9 @@ def _cell_arguments(p: argparse.ArgumentParser) -> None:
                    help="other cells run on the device at the same time: throughput is recorded as not measured")
     p.add_argument("--context", type=int, metavar="TOKENS",
                    help="the cell at another context, a cell of its own (a probe of `vramlab ceiling`)")
+    p.add_argument("--memory-history", metavar="FILE",
+                   help="record the allocator's history (CUDA): the snapshot to FILE, and what is alive at the "
+                        "allocated peak, by the code that made it, to FILE.peak.json (harness/memory_history.py)")
 
 
 def _keeps_existing_result(cell: Cell, out: Path, force: bool) -> str | None:
@@ -144,6 +148,10 @@ def _cmd_run_cell(args: argparse.Namespace) -> int:
     except SupervisorError as err:
         print(f"vramlab: {err}", file=sys.stderr)
         return 2
+    if getattr(args, "memory_history", None):
+        from harness.memory_history import ENV
+
+        os.environ[ENV] = str(Path(args.memory_history).resolve())  # the worker inherits it
     # the worker is given the resolved result file, so that both processes look at the same one
     worker_args = ["--matrix", args.matrix, "--cell", args.cell, "--out", str(out)]
     worker_args += ["--keep-adapter"] * args.keep_adapter + ["--shared-device"] * args.shared_device

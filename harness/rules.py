@@ -33,6 +33,12 @@ CONFLICTS: tuple[Conflict, ...] = (
         lambda s: s["kernels"] == "unsloth" and s["attention"] == "eager",
     ),
     Conflict(
+        "tiled-mlp-needs-unsloth",
+        "the tiled MLP is an option of Unsloth's loader (harness/techniques/tiled_mlp.py); the Hugging Face "
+        "path has no tiling wired in, so the cell would run untiled under a tiled name",
+        lambda s: s["tiled_mlp"] != "off" and s["kernels"] != "unsloth",
+    ),
+    Conflict(
         "flash-attention-fp32",
         "FlashAttention kernels run only in 16-bit floating point; with float32 compute the math kernel "
         "would run instead, which is a different cell",

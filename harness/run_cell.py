@@ -69,6 +69,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
 
     from harness import data as data_module
     from harness.budget import Budget
+    from harness.memory_history import recording, requested
     from harness.models import cache_root
     from harness.recipe import train_cell
     from harness.trackers import (
@@ -112,7 +113,8 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     with tempfile.TemporaryDirectory(prefix="vramlab-") as scratch, trackers:
         outputs["scratch_dir"] = scratch
         try:
-            train_cell(settings, runtime, trackers, budget, outputs, adapter_dir)
+            with recording(requested()):
+                train_cell(settings, runtime, trackers, budget, outputs, adapter_dir)
         except (Unavailable, DoesNotFit) as err:
             # DoesNotFit: truncation 'none' and a preceding text longer than the context
             status, reason = Status.skipped, str(err)

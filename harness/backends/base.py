@@ -22,6 +22,7 @@ class LoadRequest:
     quantization: str = "none"  # "none" or "nf4" (bitsandbytes, double quantization, bf16 compute)
     attention: str = "sdpa"  # the implementation passed to the loader
     max_seq_length: int = 1024
+    tiled_mlp: str = "off"  # "off" or "arctic" (Unsloth's loader option)
 
 
 @dataclass(frozen=True)

@@ -29,13 +29,20 @@ class UnslothBackend(Backend):
         self.version = getattr(unsloth, "__version__", None)
 
     def load(self, path: Path, plan: Plan) -> tuple[Any, Any]:
+        import os
+
         from unsloth import FastLanguageModel
+
+        # Unsloth's loader reads UNSLOTH_TILED_MLP over its own argument; the cell's tiled_mlp setting must be
+        # the only thing that decides, so a value left in the shell cannot tile an `off` cell
+        os.environ.pop("UNSLOTH_TILED_MLP", None)
 
         # Unsloth builds the same BitsAndBytesConfig as the Hugging Face path (nf4, double quantization,
         # compute in its dtype) from load_in_4bit
         return FastLanguageModel.from_pretrained(
             model_name=str(path), max_seq_length=plan.load.max_seq_length, dtype=plan.runtime.dtype,
-            load_in_4bit=plan.load.quantization == "nf4", full_finetuning=False)
+            load_in_4bit=plan.load.quantization == "nf4", full_finetuning=False,
+            unsloth_tiled_mlp=plan.load.tiled_mlp == "arctic")
 
     def attention_note(self) -> str | None:
         return "Unsloth runs its own attention path"

@@ -29,10 +29,12 @@ class Tensor:
     width: str
     dtype_bytes: int = BF16
     count: int = 1
+    per_shard: bool = False  # made for one shard of a tiled MLP at a time, not for the whole sequence
 
-    def sizes(self, widths: dict[str, int], tokens: int) -> list[int]:
+    def sizes(self, widths: dict[str, int], tokens: int, shard: int | None = None) -> list[int]:
         """The bytes of each tensor this line stands for (a term of the width is a tensor of its own)."""
-        return [self.dtype_bytes * widths[term.strip()] * tokens for term in self.width.split("+")] * self.count
+        n = min(tokens, shard) if self.per_shard and shard else tokens
+        return [self.dtype_bytes * widths[term.strip()] * n for term in self.width.split("+")] * self.count
 
     def bytes_per_token(self, widths: dict[str, int]) -> int:
         return sum(self.sizes(widths, 1))
@@ -65,6 +67,17 @@ UNSLOTH_WORKING = (
     Tensor("SwiGLU output, recomputed in backward", "i"),
     Tensor("gradient of the down projection's input", "i"),
     Tensor("gradient of the MLP input", "h"),
+)
+# Unsloth's tiled MLP (Arctic's scheme, unsloth_zoo/tiled_mlp.py) runs the fused LoRA MLP under no_grad in
+# shards of hidden-size tokens and keeps only the MLP's input, which is the post-attention RMSNorm output
+# listed above; its backward recomputes one shard with gradients and accumulates the input's gradient
+UNSLOTH_TILED_DROPPED = "gate and up projections, saved by the fused LoRA MLP kernel"
+UNSLOTH_TILED_WORKING = (
+    Tensor("gradient arriving at the MLP output", "h"),
+    Tensor("gradient of the MLP input, accumulated over the shards", "h"),
+    Tensor("one shard's gate and up projections, recomputed", "i", count=2, per_shard=True),
+    Tensor("one shard's SwiGLU output, recomputed in its backward", "i", per_shard=True),
+    Tensor("one shard's gradient of the down projection's input", "i", per_shard=True),
 )
 # Liger on the Hugging Face path: RMSNorm saves its input (and fp32 1/rms per row), SiLU-mul saves gate
 # and up and writes their gradients into them in place. What peft's LoRA keeps is in LORA_INPUTS.
@@ -154,9 +167,15 @@ def lora_inputs(settings: dict[str, Any], layers: tuple[str, ...] | None = None)
     return tuple(kept)
 
 
+def tiled(settings: dict[str, Any]) -> bool:
+    return settings.get("tiled_mlp", "off") != "off"
+
+
 def layer_saved(m: ModelFacts, settings: dict[str, Any]) -> tuple[Tensor, ...]:
     kernels = settings["kernels"]
     saved = LAYER_SAVED[kernels] + (() if kernels == "unsloth" else lora_inputs(settings))
+    if tiled(settings):
+        saved = tuple(t for t in saved if t.what != UNSLOTH_TILED_DROPPED)
     return (*saved, QK_NORM_SAVED[kernels]) if m.model_type in QK_NORM_FAMILIES else saved
 
 
@@ -209,7 +228,8 @@ def layer_moment(m: ModelFacts, settings: dict[str, Any], tokens: int) -> Moment
         held, scores_held = LAYER_INPUT.sizes(w, tokens) * inputs + layer, scores
         where = "on the device" if mode == "on" else "brought back from host memory (the others wait there)"
         detail = f"{inputs} layer input(s) {where}, one layer recomputed with its output"
-    working_sizes = [n for t in LAYER_WORKING[settings["kernels"]] for n in t.sizes(w, tokens)]
+    working_tensors = UNSLOTH_TILED_WORKING if tiled(settings) else LAYER_WORKING[settings["kernels"]]
+    working_sizes = [n for t in working_tensors for n in t.sizes(w, tokens, shard=m.hidden_size)]
     working = max(sum(working_sizes), scores)
     working_detail = "gradients in flight in the MLP's backward"
     if settings["quantization"] == "nf4":

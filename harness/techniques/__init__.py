@@ -1,8 +1,8 @@
 """The registry of techniques, in the order the recipe applies them.
 
-Order matters and is fixed here: kernels patch the freshly loaded model, quantization and attention shape
-the load, vocabulary slicing works on the plain loaded model, checkpointing before adapters (peft wraps
-the model), optimizer last.
+Order matters and is fixed here: kernels patch the freshly loaded model, quantization, attention and MLP
+tiling (an option of Unsloth's loader) shape the load, vocabulary slicing works on the plain loaded model,
+checkpointing before adapters (peft wraps the model), optimizer last.
 To add a technique: write one module with a Technique subclass that declares its settings, and list it here.
 """
 
@@ -13,10 +13,11 @@ from harness.techniques.checkpointing import Checkpointing
 from harness.techniques.kernels import Kernels
 from harness.techniques.optimizer import Optimizer
 from harness.techniques.quantization import Quantization
+from harness.techniques.tiled_mlp import TiledMlp
 from harness.techniques.vocabulary import Vocabulary
 
-TECHNIQUES: tuple[type[Technique], ...] = (Kernels, Quantization, Attention, Vocabulary, Checkpointing, Adapter,
-                                           Optimizer)
+TECHNIQUES: tuple[type[Technique], ...] = (Kernels, Quantization, Attention, TiledMlp, Vocabulary, Checkpointing,
+                                           Adapter, Optimizer)
 
 
 def needs_cuda(settings: dict) -> bool:
