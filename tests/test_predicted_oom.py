@@ -52,10 +52,11 @@ def test_a_cell_that_fits_and_every_cell_under_run_are_measured(tmp_path, on_a_g
 
 
 def test_a_card_budget_is_what_the_cell_is_judged_against(tmp_path, on_a_gpu):
-    # the seed's stack at 20k fits an RTX 4080, not what a 5 GiB display reserve leaves of it
+    # the seed's stack at 20k fits an RTX 4080, not what a 7 GiB display reserve leaves of it (with that little,
+    # Unsloth moves the input embedding to the host, and 9.8 GiB still do not fit 8.6)
     with pytest.raises(Measured):
         run_cell.run(cell(**SEED_20K, budget="rtx4080"), tmp_path / "a.json", predicted_oom="skip")
-    run_cell.run(cell(**SEED_20K, budget={"card": "rtx4080", "display_reserve": "5GiB"}), tmp_path / "b.json",
+    run_cell.run(cell(**SEED_20K, budget={"card": "rtx4080", "display_reserve": "7GiB"}), tmp_path / "b.json",
                  predicted_oom="skip")
     assert read(tmp_path / "b.json").status is Status.skipped
 

@@ -79,6 +79,22 @@ UNSLOTH_TILED_WORKING = (
     Tensor("one shard's SwiGLU output, recomputed in its backward", "i", per_shard=True),
     Tensor("one shard's gradient of the down projection's input", "i", per_shard=True),
 )
+# With the MLP tiled, the peak moves to the attention's backward in the recomputed layer. What is alive then,
+# read allocation by allocation from `run-cell --memory-history` of Qwen3-8B at 81,920 tokens (Unsloth
+# 2026.10.9, offloaded checkpointing; its embedding on the host, see unsloth_plan.py):
+UNSLOTH_TILED_ATTENTION_PEAK = (
+    Tensor("the layer's input brought back from the host, and the embedding output the first layer reads",
+           "h", count=2),
+    Tensor("input RMSNorm output and the residual after attention, recomputed", "h", count=2),
+    Tensor("q from the fused LoRA QKV kernel, and q after the fused QK-norm and RoPE", "q", count=2),
+    Tensor("k and v", "kv", count=2),
+    Tensor("attention output", "q"),
+    Tensor("gradient of the final hidden states from the fused cross-entropy, kept through the backward", "h"),
+    Tensor("the offloaded checkpoint's backward: the layer output's gradient in fp32", "h", FP32),
+    Tensor("the offloaded checkpoint's backward: gradients of the residual stream and the attention", "h", count=3),
+    Tensor("gradient of the QKV input from the fused LoRA kernel", "h"),
+    Tensor("gradients of k and v", "kv", count=2),
+)
 # Liger on the Hugging Face path: RMSNorm saves its input (and fp32 1/rms per row), SiLU-mul saves gate
 # and up and writes their gradients into them in place. What peft's LoRA keeps is in LORA_INPUTS.
 LIGER_SAVED = (
@@ -217,6 +233,8 @@ def layer_moment(m: ModelFacts, settings: dict[str, Any], tokens: int) -> Moment
     while backward runs through it, its input brought back from the host (offload) or kept with every
     other layer's on the device (on). All adapter gradients exist by the last layer processed, the first."""
     w = token_widths(m, settings)
+    if tiled(settings) and settings["checkpointing"] == "offload":
+        return tiled_attention_moment(m, settings, tokens, w)
     layer = [*LAYER_INPUT.sizes(w, tokens), *(n for t in layer_saved(m, settings) for n in t.sizes(w, tokens))]
     scores = eager_scores(m, settings) * (FP32 + BF16)
     mode = settings["checkpointing"]
@@ -239,6 +257,14 @@ def layer_moment(m: ModelFacts, settings: dict[str, Any], tokens: int) -> Moment
     activations = sum(held) - per_token(layer_freed_at_peak(settings), w) * tokens + scores_held
     return Moment("backward through a decoder layer", activations, detail, working, working_detail, True,
                   held + working_sizes)
+
+
+def tiled_attention_moment(m: ModelFacts, settings: dict[str, Any], tokens: int, w: dict[str, int]) -> Moment:
+    held = [n for t in UNSLOTH_TILED_ATTENTION_PEAK for n in t.sizes(w, tokens)]
+    working = BF16 * max(a * b for a, b in m.linear_shapes().values()) if settings["quantization"] == "nf4" else 0
+    return Moment("backward through a decoder layer's attention (the MLP tiled)", sum(held),
+                  "the recomputed layer's attention tensors, the gradients of the offloaded checkpoint's backward",
+                  working, "the dequantized weight", True, held)
 
 
 def head_moment(m: ModelFacts, settings: dict[str, Any], tokens: int) -> Moment:

@@ -29,9 +29,11 @@ from harness.estimate.activations import (
     eager_scores,
     head_moment,
     layer_moment,
+    tiled,
 )
 from harness.estimate.allocator import CUBLAS_HANDLES, CUBLAS_WORKSPACE, packing_loss
 from harness.estimate.outside import UNSLOTH_PINNED_AT_LOAD_MIB, outside_bytes
+from harness.estimate.unsloth_plan import embedding_leaves_device
 from harness.model_info import ModelFacts
 
 GIB = 2**30
@@ -137,6 +139,12 @@ def offloaded_inputs_bytes(m: ModelFacts, tokens: int) -> tuple[int, str]:
     return m.layers * held, f"{m.layers} layer inputs of {one / MIB:,.0f} MiB, each held as {held / MIB:,.0f} MiB"
 
 
+def budget_bytes_of(settings: dict[str, Any]) -> int:
+    from harness.budget import budget_bytes
+
+    return budget_bytes(settings["budget"])
+
+
 def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     if not m.has_shapes:
         raise ShapesUnknown(f"the shapes of {settings['model']} are not known here (a hub id that is not "
@@ -163,9 +171,17 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     what = "NF4 with double quantization" if settings["quantization"] == "nf4" else "bf16"
     est.add("decoder weights", linear + norms, f"{m.layers} layers of linear weights in {what}, norms in bf16")
     rows = vocabulary_rows(m, settings)
-    est.add("embedding and LM head", embedding_bytes(m, settings),
-            f"{rows:,} rows x {m.hidden_size} in bf16, {'tied' if m.tied_embeddings else 'two matrices'}")
     params = adapter_parameters(m, settings)
+    # the budget caps the allocator at the budget less what lives outside it (harness/budget.py)
+    cap = budget_bytes_of(settings) - context
+    moved = embedding_leaves_device(settings, m, cap, int(linear + norms + embedding_bytes(m, settings)),
+                                    FP32 * params, params, rows)
+    if moved:
+        est.add("embedding and LM head", embedding_bytes(m, settings) / 2,
+                f"the LM head, {rows:,} rows x {m.hidden_size} in bf16; {moved}")
+    else:
+        est.add("embedding and LM head", embedding_bytes(m, settings),
+                f"{rows:,} rows x {m.hidden_size} in bf16, {'tied' if m.tied_embeddings else 'two matrices'}")
     # peft keeps adapter weights in fp32 (autocast_adapter_dtype), and their gradients are fp32 too
     est.add("adapter weights", FP32 * params, f"{params:,} LoRA parameters in fp32")
     state, state_detail = optimizer_device_bytes(params, settings["optimizer"])
@@ -187,8 +203,10 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     # the backward ask for the largest activation blocks in another order than they were freed, so one
     # block of the largest size is typically taken from a new segment; and its segments hold more than the
     # tensors in them (packing_loss)
-    widest = max(m.hidden_size, m.heads * m.head_dim, m.intermediate_size)
-    largest = max(BF16 * widest * tokens, FP32 * eager_scores(m, settings))
+    # (a tiled MLP makes its intermediate-size tensors one shard long; then an fp32 hidden-size gradient is)
+    widest = max(m.hidden_size, m.heads * m.head_dim, 0 if tiled(settings) else m.intermediate_size)
+    largest = max(BF16 * widest * tokens, FP32 * eager_scores(m, settings),
+                  FP32 * m.hidden_size * tokens if tiled(settings) else 0)
     packing = packing_loss(peak.sizes)
     est.add(FRAGMENTATION, largest + packing, f"one free block of the largest activation ({largest / MIB:,.0f} "
                                               f"MiB) and segments' packing ({packing / MIB:,.0f} MiB)")

@@ -20,6 +20,19 @@ import psutil
 from harness.trackers.base import Tracker
 
 
+def nvml_handle(pynvml: Any, device_index: int) -> Any:
+    """NVML's handle of the GPU that CUDA calls `device_index`. NVML numbers every GPU of the machine and
+    ignores CUDA_VISIBLE_DEVICES, so a process given the second GPU of two (CUDA_VISIBLE_DEVICES=1) would
+    otherwise read the first one's processes; the variable names GPUs by index or by UUID."""
+    visible = [entry.strip() for entry in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if entry.strip()]
+    if not visible:
+        return pynvml.nvmlDeviceGetHandleByIndex(device_index)
+    entry = visible[device_index]
+    if entry.isdigit():
+        return pynvml.nvmlDeviceGetHandleByIndex(int(entry))
+    return pynvml.nvmlDeviceGetHandleByUUID(entry)
+
+
 class DeviceMemoryProbe:
     """Reads this process's device memory through NVML.
 
@@ -33,7 +46,7 @@ class DeviceMemoryProbe:
 
         self._nvml = pynvml
         pynvml.nvmlInit()
-        self.handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+        self.handle = nvml_handle(pynvml, device_index)
         self.baseline = pynvml.nvmlDeviceGetMemoryInfo(self.handle).used
         self.total = pynvml.nvmlDeviceGetMemoryInfo(self.handle).total
         self.pid = os.getpid()
