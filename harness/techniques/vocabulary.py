@@ -131,30 +131,26 @@ class Vocabulary(Technique):
 
     @staticmethod
     def _slice(model: Any, kept_ids: list[int]) -> None:
+        """Keep the rows of `kept_ids` in the input embedding and LM head, in place: the modules stay the same
+        objects, so hooks a library installed on them keep working (Unsloth may have moved the input embedding
+        to host memory, with hooks that bring its output back to the device), and each matrix stays where it is."""
         import torch
 
-        old_in = model.get_input_embeddings()
-        old_out = model.get_output_embeddings()
-        tied = old_out is not None and old_out.weight is old_in.weight
-        device = old_in.weight.device
-        kept = torch.tensor(kept_ids, device=device)
-        new_in = torch.nn.Embedding(len(kept), old_in.weight.shape[1], padding_idx=None,
-                                    device=device, dtype=old_in.weight.dtype)
-        new_in.weight.data.copy_(old_in.weight.data.index_select(0, kept))
-        model.set_input_embeddings(new_in)
-        if old_out is not None:
-            if tied:
-                new_out = torch.nn.Linear(old_out.in_features, len(kept), bias=False, device=device,
-                                          dtype=old_in.weight.dtype)
-                new_out.weight = new_in.weight
-            else:
-                new_out = torch.nn.Linear(old_out.in_features, len(kept), bias=old_out.bias is not None,
-                                          device=device, dtype=old_out.weight.dtype)
-                new_out.weight.data.copy_(old_out.weight.data.index_select(0, kept))
-                if old_out.bias is not None:
-                    new_out.bias.data.copy_(old_out.bias.data.index_select(0, kept))
-            model.set_output_embeddings(new_out)
-        model.config.vocab_size = len(kept)
-        del old_in, old_out
+        inp = model.get_input_embeddings()
+        out = model.get_output_embeddings()
+        tied = out is not None and out.weight is inp.weight
+
+        def rows(tensor: Any) -> Any:
+            kept = torch.tensor(kept_ids, device=tensor.device)
+            return torch.nn.Parameter(tensor.data.index_select(0, kept), requires_grad=tensor.requires_grad)
+
+        inp.weight = rows(inp.weight)
+        inp.num_embeddings, inp.padding_idx = len(kept_ids), None
+        if out is not None:
+            out.weight = inp.weight if tied else rows(out.weight)
+            if getattr(out, "bias", None) is not None:
+                out.bias = rows(out.bias)
+            out.out_features = len(kept_ids)
+        model.config.vocab_size = len(kept_ids)
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
