@@ -226,12 +226,26 @@ def search_all(matrix: str, cells: list[Cell], spec: CeilingSpec, results_dir: P
         return list(pool.map(lambda cell: search(matrix, cell, spec, results_dir, run=shared), cells))
 
 
+def measured_on(searches: list[Search]) -> list[str]:
+    """Where and with what the probes ran, and whether their speed is a measurement, as the probes record it."""
+    probes = [p for s in searches for p in s.probes.values()]
+    if not probes:
+        return []
+    machines = sorted({" ".join(str(x) for x in (
+        (p.get("environment") or {}).get("gpu") or (p.get("environment") or {}).get("cpu"),
+        "torch " + str(((p.get("environment") or {}).get("versions") or {}).get("torch")),
+        "at " + str(((p.get("environment") or {}).get("git") or {}).get("commit", "?"))[:7])) for p in probes})
+    shared = sum(not (p.get("metrics") or {}).get("throughput_measured", True) for p in probes)
+    lines = [f"{len(probes)} probes, measured on {'; '.join(machines)}."]
+    if shared:
+        lines[0] += (f" {shared} of them shared the GPU with other probes: their peaks are their own processes' "
+                     "and stay measurements, their speed does not (tokens/s there: –).")
+    return [*lines, ""]
+
+
 def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list[Path]:
     """reports/<matrix>/ceiling.csv (one row a configuration), ceiling.md and ceiling.png: the context each
     configuration reached within its budget, with its peak and its speed there."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import pandas as pd
 
@@ -253,25 +267,11 @@ def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list
               f"kept under `results/{matrix}/ceiling/<cell id>/`. The search starts from the memory estimate's "
               f"answer (`estimated`, `vramlab estimate`), {GUESS_MARGIN:.0%} either side of it.")
              if spec else "No configuration.", "",
-             shown.to_markdown(index=False), ""]
+             *measured_on(searches), shown.to_markdown(index=False), ""]
     (folder / "ceiling.md").write_text("\n".join(lines))
-    fig, ax = plt.subplots(figsize=(7, 0.45 * max(len(table), 2) + 1.2))
-    reached = table["ceiling_context"].fillna(0)
-    ax.barh(range(len(table)), reached, color="#4477aa")
-    for i, (value, answer, speed) in enumerate(zip(reached, table["answer"], table["tokens_per_second"],
-                                                   strict=True)):
-        label = answer + (f", {speed:,.0f} tokens/s there" if pd.notna(speed) else "")
-        ax.annotate(label, (value, i), xytext=(3, -3), textcoords="offset points", fontsize=7)
-    if spec:
-        # the search's range: nothing outside it was probed
-        ax.axvspan(0, spec.low, color="#eeeeee", zorder=0)
-        ax.axvline(spec.high, color="#bbbbbb", linestyle="--", linewidth=1)
-        ax.set_xlim(0, spec.high * 1.6)
-    ax.set_yticks(range(len(table)), table["cell"], fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel("longest context that fits (tokens)")
-    ax.set_title(f"{matrix}: context reached within the budget", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(folder / "ceiling.png", dpi=120)
-    plt.close(fig)
-    return [folder / "ceiling.csv", folder / "ceiling.md", folder / "ceiling.png"]
+    from harness.charts.ceiling import draw
+    from harness.charts.style import RC, save
+
+    with plt.rc_context(RC):
+        charts = save(draw(table, spec.low if spec else 0, spec.high if spec else 0), folder, "ceiling")
+    return [folder / "ceiling.csv", folder / "ceiling.md", *charts]

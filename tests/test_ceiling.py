@@ -100,3 +100,25 @@ def test_a_search_measures_real_probes_keeps_them_and_resumes(tmp_path, cache_di
     mtimes = {p: p.stat().st_mtime_ns for p in probes}
     again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert again.returncode == 0 and {p: p.stat().st_mtime_ns for p in probes} == mtimes
+
+
+def test_the_ceiling_chart_draws_what_was_measured_and_says_what_was_not():
+    from harness.charts.ceiling import DESKTOP_RAM, draw
+
+    table = pd.DataFrame([
+        {"cell": "a", "ceiling_context": 54_272, "estimated_context": 51_200, "answer": "54,272",
+         "peak_host_bytes": 21.5 * 2**30, "tokens_per_second": None},
+        {"cell": "b", "ceiling_context": None, "estimated_context": 9_216, "answer": "below 8,192",
+         "peak_host_bytes": None, "tokens_per_second": None}])
+    fig = draw(table, 8_192, 131_072)
+    reached, host = fig.axes[0], fig.axes[1]
+    assert [round(p.get_width()) for p in reached.patches if p.get_height() == 0.6] == [54_272, 0]
+    assert list(reached.collections[0].get_offsets()[:, 0]) == [51_200, 9_216]
+    assert reached.get_xlim()[1] < 131_072  # the range's top is far off: not drawn, the data fill the axis
+    assert [round(p.get_width(), 1) for p in host.patches] == [21.5, 0.0]
+    assert sorted(round(line.get_xdata()[0], 1) for line in host.lines) == sorted(round(v, 1) for v in
+                                                                                 DESKTOP_RAM.values())
+    legend = [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]
+    assert any("not measured" in t for t in legend) and len(fig.axes) == 2
+    table["tokens_per_second"] = [3_380.0, None]
+    assert len(draw(table, 8_192, 131_072).axes) == 3

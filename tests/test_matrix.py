@@ -115,6 +115,16 @@ def test_unsloth_with_liger_is_a_declared_conflict_not_a_changed_cell():
     assert "RMSNorm" in conflicted[0].conflict.reason
 
 
+def test_a_tiled_mlp_off_the_unsloth_path_is_a_declared_conflict_and_off_renames_no_cell():
+    cells = expand_spec("m", spec("axes: {kernels: [none, liger, unsloth], tiled_mlp: ['off', arctic]}"))
+    conflicted = [(c.settings["kernels"], c.conflict.name) for c in cells if c.conflict]
+    assert conflicted == [("none", "tiled-mlp-needs-unsloth"), ("liger", "tiled-mlp-needs-unsloth")]
+    # a setting added after results were committed counts in the id only off its default
+    untiled = expand_spec("m", spec("axes: {kernels: [unsloth]}"))[0]
+    assert untiled.cell_id == next(c for c in cells if c.settings["kernels"] == "unsloth"
+                                   and c.settings["tiled_mlp"] == "off").cell_id
+
+
 def test_every_shipped_matrix_is_valid():
     names = available_matrices()
     assert {"smoke", "seed-16gb", "gpu-check"} <= set(names)

@@ -104,3 +104,25 @@ def test_checkpointing_gives_the_gradients_of_plain_backprop(level):
     assert plain.keys() == checkpointed.keys() and len(plain) == 8
     for name in plain:
         torch.testing.assert_close(checkpointed[name], plain[name], rtol=1e-4, atol=1e-6)
+
+
+def test_slicing_the_vocabulary_keeps_the_modules_and_the_hooks_a_library_put_on_them():
+    # Unsloth may have moved the input embedding to host memory with hooks on that module; slicing must keep
+    # the module (and so its hooks) and slice each matrix where it is
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from harness.techniques.vocabulary import Vocabulary
+
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                         num_attention_heads=2, num_key_value_heads=2))
+    embedding, head = model.get_input_embeddings(), model.get_output_embeddings()
+    kept = [5, 1, 7]
+    rows_before = embedding.weight[kept].clone(), head.weight[kept].clone()
+    seen = []
+    embedding.register_forward_hook(lambda module, args, out: seen.append(out.shape))
+    Vocabulary._slice(model, kept)
+    assert model.get_input_embeddings() is embedding and model.get_output_embeddings() is head
+    assert torch.equal(embedding.weight, rows_before[0]) and torch.equal(head.weight, rows_before[1])
+    assert embedding.num_embeddings == head.out_features == model.config.vocab_size == 3
+    logits = model(torch.tensor([[0, 2, 1]])).logits
+    assert seen == [(1, 3, 16)] and logits.shape == (1, 3, 3)

@@ -34,10 +34,10 @@ class Row:
 
 
 def rows(results_dirs: list[Path]) -> list[Row]:
-    """Every ok cell measured on a CUDA GPU under `results_dirs`, in file order."""
+    """Every ok cell measured on a CUDA GPU under `results_dirs`, ceiling probes included, in file order."""
     found = []
     for folder in results_dirs:
-        for path in sorted(Path(folder).glob("*.json")):
+        for path in sorted(Path(folder).glob("*.json")) + sorted(Path(folder).glob("ceiling/*/*.json")):
             data = json.loads(path.read_text())
             if data.get("status") != "ok" or not (data.get("environment") or {}).get("cuda_available"):
                 continue
