@@ -153,6 +153,8 @@ class Search:
                 "answer": answer, "estimated_context": self.estimated, "budget": self.cell.settings.get("budget"),
                 "peak_device_bytes": metrics.get("peak_device_bytes"),
                 "peak_host_bytes": metrics.get("peak_host_bytes"),
+                "peak_host_unmapped_bytes": metrics.get("peak_host_unmapped_bytes"),
+                "peak_host_pinned_bytes": metrics.get("peak_host_pinned_bytes"),
                 "tokens_per_second": metrics.get("tokens_per_second") if metrics.get("throughput_measured", True)
                 else None,
                 "probes": " ".join(f"{c}:{p['status']}" for c, p in sorted(self.probes.items()))}
@@ -249,6 +251,9 @@ def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list
     import matplotlib.pyplot as plt
     import pandas as pd
 
+    def gib(value: float | None) -> str:
+        return f"{value / GIB:.2f}" if pd.notna(value) else "–"
+
     folder = reports_dir / matrix
     folder.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame([s.row() for s in searches])
@@ -256,8 +261,9 @@ def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list
     shown = pd.DataFrame({
         "configuration": table["cell"], "budget": table["budget"], "longest context that fits": table["answer"],
         "estimated": [f"{int(c):,}" if pd.notna(c) else "–" for c in table["estimated_context"]],
-        "peak device GiB there": [f"{b / GIB:.2f}" if pd.notna(b) else "–" for b in table["peak_device_bytes"]],
-        "peak host GiB there": [f"{b / GIB:.2f}" if pd.notna(b) else "–" for b in table["peak_host_bytes"]],
+        "peak device GiB there": [gib(b) for b in table["peak_device_bytes"]],
+        "host GiB no file backs there": [gib(b) for b in table["peak_host_unmapped_bytes"]],
+        "of it pinned": [gib(b) for b in table["peak_host_pinned_bytes"]],
         "tokens/s there": [f"{t:,.0f}" if pd.notna(t) else "–" for t in table["tokens_per_second"]],
         "probes (context:status)": table["probes"]})
     spec = searches[0].spec if searches else None

@@ -107,15 +107,15 @@ def test_the_ceiling_chart_draws_what_was_measured_and_says_what_was_not():
 
     table = pd.DataFrame([
         {"cell": "a", "ceiling_context": 54_272, "estimated_context": 51_200, "answer": "54,272",
-         "peak_host_bytes": 21.5 * 2**30, "tokens_per_second": None},
+         "peak_host_unmapped_bytes": 21.5 * 2**30, "peak_host_pinned_bytes": 18 * 2**30, "tokens_per_second": None},
         {"cell": "b", "ceiling_context": None, "estimated_context": 9_216, "answer": "below 8,192",
-         "peak_host_bytes": None, "tokens_per_second": None}])
+         "peak_host_unmapped_bytes": None, "peak_host_pinned_bytes": None, "tokens_per_second": None}])
     fig = draw(table, 8_192, 131_072)
     reached, host = fig.axes[0], fig.axes[1]
     assert [round(p.get_width()) for p in reached.patches if p.get_height() == 0.6] == [54_272, 0]
     assert list(reached.collections[0].get_offsets()[:, 0]) == [51_200, 9_216]
     assert reached.get_xlim()[1] < 131_072  # the range's top is far off: not drawn, the data fill the axis
-    assert [round(p.get_width(), 1) for p in host.patches] == [21.5, 0.0]
+    assert [round(p.get_width(), 1) for p in host.patches] == [21.5, 0.0, 18.0, 0.0]
     assert sorted(round(line.get_xdata()[0], 1) for line in host.lines) == sorted(round(v, 1) for v in
                                                                                  DESKTOP_RAM.values())
     legend = [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]

@@ -85,3 +85,19 @@ def test_readme_quality_table_is_the_committed_report():
                         & (table["metric"] == "bits_per_byte")].iloc[0]
             spread = f" ± {row['sd']:.3f}" if not math.isnan(row["sd"]) else ""
             assert shown == f"{row['mean']:.3f}{spread} ({row['baseline']:.3f})", (group, task)
+
+
+def test_readme_ceiling_table_is_the_committed_ceiling_report():
+    """Every number of the README's ceiling table, from reports/ceiling-16gb/ceiling.csv."""
+    table = pd.read_csv(REPO / "reports" / "ceiling-16gb" / "ceiling.csv").set_index("cell")
+    readme = (REPO / "README.md").read_text()
+    rows = [line for line in readme.splitlines() if line.startswith("| `") and line.count("|") == 7]
+    found = {}
+    for line in rows:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        found[cells[0].strip("`")] = cells[1:]
+    gib = 2**30
+    for name, r in table.iterrows():
+        assert found[name] == [f"{int(r.ceiling_context):,}", f"{int(r.estimated_context):,}",
+                               f"{r.peak_device_bytes / gib:.2f}", f"{r.peak_host_unmapped_bytes / gib:.2f}",
+                               f"{r.peak_host_pinned_bytes / gib:.2f}"], name

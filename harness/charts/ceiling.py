@@ -14,7 +14,7 @@ from harness.charts.style import TOL_GREY, TOL_MUTED, figure, legend_outside, ro
 GIB = 2**30
 # the seed's class of desktop (32 to 64 GB of RAM), in GiB, beside the host memory a configuration held
 DESKTOP_RAM = {"32 GB desktop": 32e9 / GIB, "64 GB desktop": 64e9 / GIB}
-REACHED, ESTIMATED, HOST = TOL_MUTED[1], TOL_MUTED[0], TOL_MUTED[6]
+REACHED, ESTIMATED, HOST, PINNED = TOL_MUTED[1], TOL_MUTED[0], TOL_MUTED[6], TOL_MUTED[3]
 
 
 def draw(table: pd.DataFrame, low: int, high: int) -> Figure:
@@ -43,20 +43,23 @@ def draw(table: pd.DataFrame, low: int, high: int) -> Figure:
     rows_top_down(ax, names)
 
     host = axes[0][1]
-    host.barh(range(len(table)), table["peak_host_bytes"].fillna(0) / GIB, color=HOST, height=0.6)
+    host.barh(range(len(table)), table["peak_host_unmapped_bytes"].fillna(0) / GIB, color=HOST, height=0.6)
+    host.barh(range(len(table)), table["peak_host_pinned_bytes"].fillna(0) / GIB, color=PINNED, height=0.3)
     for label, gib in DESKTOP_RAM.items():
         host.axvline(gib, color="black", linestyle=":" if "32" in label else "-.", linewidth=1)
-    host.set_xlabel("host memory held there (GiB)")
+    host.set_xlabel("host memory no file backs, there (GiB)")
     handles = [Line2D([], [], color=REACHED, linewidth=6, label="measured: fits, the next step does not"),
                Line2D([], [], marker="D", markerfacecolor="white", markeredgecolor=ESTIMATED, linestyle="none",
                       label="the memory estimate's answer"),
                Line2D([], [], color="#eeeeee", linewidth=6, label=f"below the searched range ({low:,})"),
-               Line2D([], [], color=HOST, linewidth=6, label="peak host memory (pinned offload included)"),
+               Line2D([], [], color=HOST, linewidth=6, label="host memory no file backs (what a host budget "
+                                                             "is judged on)"),
+               Line2D([], [], color=PINNED, linewidth=3, label="of it pinned: offloaded layer inputs"),
                *(Line2D([], [], color="black", linestyle=":" if "32" in label else "-.", label=f"{label} "
                         f"({gib:.1f} GiB)") for label, gib in DESKTOP_RAM.items())]
     if speed:
         pace = axes[0][2]
-        pace.barh(range(len(table)), table["tokens_per_second"].fillna(0), color=TOL_MUTED[3], height=0.6)
+        pace.barh(range(len(table)), table["tokens_per_second"].fillna(0), color=TOL_MUTED[2], height=0.6)
         pace.set_xlabel("training tokens/s there")
     else:
         handles.append(Line2D([], [], linestyle="none", label="tokens/s: not measured (probes shared the GPU)"))
