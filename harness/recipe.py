@@ -16,7 +16,7 @@ from harness import backends, models
 from harness import data as data_module
 from harness.budget import Budget
 from harness.runtime import Runtime
-from harness.techniques import Plan, registry
+from harness.techniques import Plan, Technique, registry
 from harness.trackers import TrackerSet
 
 log = logging.getLogger("vramlab")
@@ -49,32 +49,52 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
     for technique in techniques:
         technique.check(plan)
     outputs["records"] = plan.records
-    metrics = outputs["metrics"]
     if runtime.cuda:
         torch.cuda.manual_seed_all(settings["seed"])
     torch.manual_seed(settings["seed"])
 
-    backend.prepare(plan)
-    for technique in techniques:
-        technique.before_load(plan)
-    resolved = models.resolve_outside(settings["model"], seed=settings["seed"])
+    # phases, each timed and with its own peaks: the model path's imports (Unsloth patches transformers as
+    # it is imported), the model built or found in the cache, the loader, the techniques applied, the trainer
+    # made, training
+    with trackers.phase("prepare"):
+        backend.prepare(plan)
+        for technique in techniques:
+            technique.before_load(plan)
+    with trackers.phase("build"):
+        resolved = models.resolve_outside(settings["model"], seed=settings["seed"])
     outputs["model"] = resolved.describe()
 
     with trackers.phase("load"):
         model, tokenizer = backend.load(resolved.path, plan)
     plan.tokenizer = tokenizer
 
-    vocab = model.get_input_embeddings().weight.shape[0]
-    training = data_module.build_for(settings, tokenizer, vocab, random_weights=resolved.random_weights)
-    plan.training = training
-    outputs["data"] = training.describe()  # as built; a sliced vocabulary records its remapping itself
-
-    for technique in techniques:
-        model = technique.after_load(model, plan)
-    budget.account_for_paged_optimizer(plan, model)
+    with trackers.phase("adapt"):
+        vocab = model.get_input_embeddings().weight.shape[0]
+        training = data_module.build_for(settings, tokenizer, vocab, random_weights=resolved.random_weights)
+        plan.training = training
+        outputs["data"] = training.describe()  # as built; a sliced vocabulary records its remapping itself
+        for technique in techniques:
+            model = technique.after_load(model, plan)
+        budget.account_for_paged_optimizer(plan, model)
     trackers.get("compute").model_known(getattr(getattr(model, "base_model", model), "config", model.config),
                                         training.mean_length)
+    with trackers.phase("trainer"):
+        trainer = _make_trainer(settings, runtime, model, tokenizer, training, trackers, plan, techniques,
+                                outputs)
+    try:
+        with trackers.phase("train"):
+            trainer.train()
+    finally:
+        for technique in techniques:
+            technique.after_train(model, plan)
+    if adapter_dir is not None and not resolved.random_weights:  # random weights are never evaluated
+        outputs["adapter"] = save_adapter(model, plan, adapter_dir)
 
+
+def _make_trainer(settings: dict[str, Any], runtime: Runtime, model: Any, tokenizer: Any, training: Any,
+                  trackers: TrackerSet, plan: Plan, techniques: list[Technique], outputs: dict[str, Any]) -> Any:
+    """TRL's SFTTrainer over the cell's data, with the trackers' callbacks; the techniques' last look."""
+    import torch
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
@@ -114,20 +134,13 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
     )
     trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_dict(training.columns()),
                          processing_class=tokenizer,
-                         callbacks=[*trackers.callbacks(), _loss_logger(metrics["loss"])])
+                         callbacks=[*trackers.callbacks(), _loss_logger(outputs["metrics"]["loss"])])
     outputs["trainer"] = {"loss_type": config.loss_type, "optim": config.optim, "lm_head_loss": lm_head_loss,
                           "gradient_checkpointing": config.gradient_checkpointing,
                           "completion_only_loss": config.completion_only_loss}
     for technique in techniques:
         technique.before_train(model, plan)
-    try:
-        with trackers.phase("train"):
-            trainer.train()
-    finally:
-        for technique in techniques:
-            technique.after_train(model, plan)
-    if adapter_dir is not None and not resolved.random_weights:  # random weights are never evaluated
-        outputs["adapter"] = save_adapter(model, plan, adapter_dir)
+    return trainer
 
 
 def save_adapter(model: Any, plan: Plan, folder: Path) -> dict[str, Any]:

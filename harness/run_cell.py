@@ -97,6 +97,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     if probe:
         env["device_memory_source"] = probe.method
     supervise.report(environment=env)  # a process that dies from here on is still recorded on its machine
+    device_ready = time.time()
 
     steps_total = settings["warmup_steps"] + settings["steps"]
     tokens_per_step = settings["batch_size"] * settings["grad_accum"] * settings["context"] \
@@ -128,7 +129,8 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
                 trace = traceback.format_exc()
             log.warning("cell %s: %s", status.value, reason)
     trackers.report(metrics)
-    metrics["time_by_phase"] = time_by_phase(metrics, settings["warmup_steps"], measure_start, time.time())
+    metrics["time_by_phase"] = time_by_phase(metrics, settings["warmup_steps"], measure_start, time.time(),
+                                             device_ready)
     metrics["throughput_measured"] = not shared_device  # memory is per process and stays a measurement
     if status is Status.ok:
         over = budget.judge(metrics["peak_device_bytes"]) or budget.judge_host(metrics.get("peak_host_unmapped_bytes"))
@@ -143,20 +145,30 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     return _finish(result, out)
 
 
-def time_by_phase(metrics: dict[str, Any], warmup_steps: int, measure_start: float,
-                  measure_end: float) -> dict[str, float]:
+def time_by_phase(metrics: dict[str, Any], warmup_steps: int, measure_start: float, measure_end: float,
+                  device_ready: float | None = None) -> dict[str, float]:
     """The process's wall time split so that the parts add up: from the process's own start (the kernel's
-    record) to the end of the measurement, with the load and train phases and the steps inside them."""
+    record) to the end of the measurement, with the recipe's phases and the steps inside training."""
     import psutil
 
     process_start = psutil.Process().create_time()
-    load, train = metrics.get("load_seconds") or 0.0, metrics.get("train_seconds") or 0.0
+    phases = metrics.get("phases") or {}
+
+    def seconds(phase: str) -> float:
+        return (phases.get(phase) or {}).get("seconds") or 0.0
+
+    train = seconds("train")
     steps = metrics.get("step_seconds") or []
     first, measured = sum(steps[:warmup_steps]), sum(steps[warmup_steps:])
-    in_measurement = measure_end - measure_start
-    parts = {"start_and_imports": max(measure_start - process_start, 0.0), "load": load,
+    device = max(device_ready - measure_start, 0.0) if device_ready is not None else 0.0
+    parts = {"start_and_imports": max(measure_start - process_start, 0.0), "device_setup": device,
+             "prepare": seconds("prepare"), "build": seconds("build"), "load": seconds("load"),
+             "adapt": seconds("adapt"), "trainer_init": seconds("trainer"),
              "train_setup": max(train - first - measured, 0.0), "compile_and_first_steps": first,
-             "measured_steps": measured, "setup_and_teardown": max(in_measurement - load - train, 0.0)}
+             "measured_steps": measured}
+    in_measurement = measure_end - measure_start
+    parts["setup_and_teardown"] = max(in_measurement - sum(v for k, v in parts.items() if k != "start_and_imports"),
+                                      0.0)
     return {**parts, "total": sum(parts.values())}
 
 

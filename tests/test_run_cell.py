@@ -46,6 +46,11 @@ def test_a_cell_trains_and_records_the_contract(tmp_path, cache_dir):
     assert time_by_phase["measured_steps"] == pytest.approx(sum(metrics["step_seconds"][1:]))
     assert time_by_phase["compile_and_first_steps"] == pytest.approx(metrics["step_seconds"][0])
     assert time_by_phase["load"] == metrics["load_seconds"] and time_by_phase["start_and_imports"] > 0.5
+    # the recipe's phases, each timed: the model found in the cache, the techniques applied, the trainer made
+    assert set(metrics["phases"]) == {"prepare", "build", "load", "adapt", "trainer", "train"}
+    assert time_by_phase["adapt"] == metrics["phases"]["adapt"]["seconds"] > 0
+    assert time_by_phase["trainer_init"] == metrics["phases"]["trainer"]["seconds"] > 0
+    assert time_by_phase["device_setup"] >= 0 and time_by_phase["setup_and_teardown"] >= 0
     records = result["records"]
     assert records["adapter"]["kind"] == "rslora" and records["adapter"]["scaling"] == pytest.approx(4.0)
     assert records["checkpointing"]["checkpointed_modules"] == 2

@@ -76,8 +76,16 @@ class TimeByPhase(Strict):
     time is not its measured steps, and this says which part to make cheaper."""
 
     start_and_imports: Seconds = Field(description="process start to the measurement: interpreter, imports")
-    load: Seconds = Field(description="the model built or loaded and the techniques applied")
-    train_setup: Seconds = Field(description="inside training but outside optimizer steps: trainer, dataset")
+    device_setup: Seconds | None = Field(None, description="CUDA initialized, the budget applied, the environment "
+                                                           "collected")
+    prepare: Seconds | None = Field(None, description="the model path's imports (Unsloth's patches) and the "
+                                                      "techniques' load requests")
+    build: Seconds | None = Field(None, description="the model found in the cache or built (random weights)")
+    load: Seconds = Field(description="the loader: weights read, quantized and placed")
+    adapt: Seconds | None = Field(None, description="the training data, the techniques applied: slicing, "
+                                                    "checkpointing, adapters")
+    trainer_init: Seconds | None = Field(None, description="the trainer made over the data")
+    train_setup: Seconds = Field(description="inside training but outside optimizer steps")
     compile_and_first_steps: Seconds = Field(description="the warm-up steps: compilation, autotuning, first "
                                                          "allocations")
     measured_steps: Seconds = Field(description="the steps tokens/s is measured on")

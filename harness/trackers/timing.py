@@ -103,7 +103,8 @@ class TimeTracker(Tracker):
     def report(self, metrics: dict[str, Any]) -> None:
         for phase, seconds in self.phase_seconds.items():
             metrics["phases"].setdefault(phase, {})["seconds"] = seconds
-            metrics[f"{phase}_seconds"] = seconds
+            if phase in ("load", "train"):  # the result's own columns; the other phases live in `phases`
+                metrics[f"{phase}_seconds"] = seconds
         metrics["step_seconds"] = self.step_seconds
         if self.tokens_per_step is None:
             metrics["step_tokens"] = self.step_tokens
