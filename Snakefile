@@ -229,6 +229,7 @@ rule aggregate:
     output:
         f"{REPORTS}/{NAME}/cells.csv",
         f"{REPORTS}/{NAME}/steps.csv",
+        f"{REPORTS}/{NAME}/estimate.csv",
         f"{REPORTS}/{NAME}/design.json",
         [f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [],
     params:
@@ -241,6 +242,7 @@ rule report:
     input:
         f"{REPORTS}/{NAME}/cells.csv",
         f"{REPORTS}/{NAME}/steps.csv",
+        f"{REPORTS}/{NAME}/estimate.csv",
         f"{REPORTS}/{NAME}/design.json",
         [f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [],
     output:

@@ -2,6 +2,10 @@
   cells.csv    one row a cell: settings, scalar metrics (columns from harness.results.Metrics), records
   steps.csv    one row an optimizer step of a cell
   quality.csv  one row a (cell, task, metric) of the evaluate stage, with the untrained baseline
+  estimate.csv one row a cell measured on a CUDA GPU (ok, or oom with its peak a lower bound): the memory
+               estimate's predicted device peak beside the measured one, the error and the predicted peak's moment
+               (harness/estimate/calibration.py), or why it predicts nothing; computed here, as the report reads
+               tables only
   design.json  what the report compares: the baseline, the sweep's lines, the charts (harness/report_design.py)
 
 Only the matrix's current cells are read, in matrix order; a cell with no result file is an error here,
@@ -22,6 +26,9 @@ from harness.matrix import expand
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
 from harness.settings import SETTINGS
 
+ESTIMATE_COLUMNS = ["order", "cell_id", "name", "status", "measured_bytes", "predicted_bytes", "error",
+                    "measured_allocated_bytes", "predicted_allocated_bytes", "allocated_error", "peak_moment",
+                    "unpredicted"]
 QUALITY_COLUMNS = ["order", "cell_id", "name", "task", "status", "reason", "metric", "value", "stderr",
                    "stderr_method", "n", "higher_is_better", "baseline", "baseline_stderr", "delta", "limit",
                    "partial", "outside_share", "seconds", "lm_eval_version"]
@@ -83,6 +90,22 @@ def load_evaluations(found: list[tuple[Cell, CellResult | None]], results_dir: P
     return rows
 
 
+def estimate_rows(found: list[tuple[Cell, CellResult | None]]) -> pd.DataFrame:
+    """The estimate beside the measured device peak of each cell measured on a CUDA GPU, in matrix order."""
+    from dataclasses import asdict
+
+    from harness.estimate.calibration import MEASURED, row
+
+    rows = []
+    for order, (_, result) in enumerate(found):
+        measured = row(result.model_dump(mode="json"), MEASURED) if result else None
+        if measured is not None:
+            rows.append({"order": order, **asdict(measured), "error": measured.error,
+                         "allocated_error": measured.allocated_error})
+    return pd.DataFrame(rows, columns=ESTIMATE_COLUMNS).astype(
+        {c: "Int64" for c in ESTIMATE_COLUMNS if c.endswith("_bytes")})
+
+
 def tables(found: list[tuple[Cell, CellResult | None]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     cells = pd.DataFrame([r.row(i) if r else pending_row(c, i) for i, (c, r) in enumerate(found)])
     steps = pd.DataFrame([s for _, r in found if r for s in r.steps()], columns=STEP_COLUMNS)
@@ -101,6 +124,7 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     out.mkdir(parents=True, exist_ok=True)
     cells.to_csv(out / "cells.csv", index=False)
     steps.to_csv(out / "steps.csv", index=False)
+    estimate_rows(found).to_csv(out / "estimate.csv", index=False)
     resolve(load_matrix(matrix)[1], [cell for cell, _ in found]).write(out / "design.json")
     plan = evaluation_plan(matrix)
     if plan.tasks:

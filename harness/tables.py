@@ -19,7 +19,7 @@ MISSING = "–"
 # what a LaTeX table may not hold as it is
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
           "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "Δ": r"$\Delta$", "±": r"$\pm$",
-          "≥": r"$\geq$", "–": "--", "→": r"$\rightarrow$"}
+          "≥": r"$\geq$", "≤": r"$\leq$", "–": "--", "→": r"$\rightarrow$"}
 
 
 @dataclass
@@ -183,3 +183,27 @@ def loss_table(table: pd.DataFrame, drawn: list[list[str]]) -> Table:
     return Table("loss", "Training loss", columns, rows,
                  "Loss of the first and last optimizer step (mean over seeds); 'same curve as': loss curves that "
                  f"agree within {SAME_CURVE:.2%} at every step.")
+
+
+def estimate_table(estimate: pd.DataFrame, summary: str) -> Table:
+    """estimate.csv: each cell measured on a CUDA GPU, the memory estimate's predicted device peak beside the
+    measured one. An oom cell's measured peak is a lower bound of its need, so its error is at most the one shown."""
+    gib = 2**30
+    rows = []
+    for _, row in estimate.iterrows():
+        oom = row["status"] == "oom"
+        predicted = row["predicted_bytes"]
+        rows.append([str(row["name"]), str(row["status"]), number(row["measured_bytes"] / gib, 2, at_least=oom),
+                     MISSING if pd.isna(predicted) else number(predicted / gib, 2),
+                     ("≤" if oom and pd.notna(row["error"]) else "") + number(100 * row["error"], 1, signed=True),
+                     str(row["peak_moment"]) or MISSING])
+    note = "Error: predicted / measured - 1."
+    if (estimate["status"] == "oom").any():
+        note += (" ≥: the cell ran out of memory, its measured peak is a lower bound of what it needs, so the "
+                 "error is at most the one shown (≤).")
+    for _, row in estimate[estimate["predicted_bytes"].isna()].iterrows():
+        note += f" No prediction for `{row['name']}`: {str(row['unpredicted']).rstrip('.')}."
+    columns = [Column("cell", numeric=False), Column("status", numeric=False), Column("measured peak device (GiB)"),
+               Column("predicted (GiB)"), Column("error (%)"), Column("predicted peak moment", numeric=False)]
+    return Table("estimate", "Predicted and measured peak device memory of each GPU cell", columns, rows,
+                 f"{note} {summary}")

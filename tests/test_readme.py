@@ -53,7 +53,7 @@ def test_committed_reports_are_generated_from_the_committed_results(tmp_path):
         # A committed report has a result for every cell of its matrix, unless it is declared partial above.
         aggregate(matrix, REPO / "results", tmp_path, partial=matrix in PARTIAL)
         quality = ["quality.csv"] if (REPO / "reports" / matrix / "quality.csv").is_file() else []
-        tables = ["cells.csv", "steps.csv", "design.json", *quality]
+        tables = ["cells.csv", "steps.csv", "estimate.csv", "design.json", *quality]
         for table in tables:
             built = (tmp_path / matrix / table).read_text()
             assert built == (REPO / "reports" / matrix / table).read_text(), (matrix, table)

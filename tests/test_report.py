@@ -107,3 +107,61 @@ def test_a_partial_table_shows_cells_not_run_yet_as_pending(result_folder):
     assert "pending" in set(cells["status"]) and len(cells) == 4
     build_report(folder / "reports" / "m")
     assert "Not run yet (1): " in (folder / "reports" / "m" / "report.md").read_text()
+
+
+def _estimate_row(report: str, name: str) -> list[str]:
+    """The cell's row of the report's section on the memory estimate."""
+    section = report.split("## The memory estimate beside the measurement", 1)[1].split("\n## ", 1)[0]
+    line = next(line for line in section.splitlines() if line.startswith(f"| {name} "))
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_the_report_shows_the_estimate_beside_each_measured_gpu_peak(result_folder):
+    from harness.estimate import estimate_cell
+
+    folder, matrix = result_folder
+    cells = expand(str(matrix))  # ok, oom (liger+unsloth: no memory model), skipped, error
+    # the skipped cell (context 2048, no kernels) as one that ran out of memory at 18 GiB instead
+    write_result(folder / "results", cells[2], "oom", dict(peak_device_bytes=18 * GIB, peak_allocated_bytes=17 * GIB))
+    aggregate(str(matrix), folder / "results", folder / "reports")
+    estimate = pd.read_csv(folder / "reports" / "m" / "estimate.csv", dtype={"cell_id": str})
+    # a row for each cell with a measured device peak; the error cell has none
+    assert list(estimate["cell_id"]) == [c.cell_id for c in cells[:3]]
+    assert list(estimate["status"]) == ["ok", "oom", "oom"]
+    ok, oom = estimate_cell(cells[0].settings), estimate_cell(cells[2].settings)
+    for i, est, measured in ((0, ok, 10 * GIB), (2, oom, 18 * GIB)):
+        row = estimate.iloc[i]
+        assert row["measured_bytes"] == measured and row["predicted_bytes"] == est.total_bytes  # raw bytes
+        assert row["error"] == pytest.approx(est.total_bytes / measured - 1)
+        assert row["predicted_allocated_bytes"] == est.allocated_bytes and row["peak_moment"] == est.peak_moment
+    assert pd.isna(estimate.iloc[1]["predicted_bytes"]) and "no memory model" in estimate.iloc[1]["unpredicted"]
+
+    build_report(folder / "reports" / "m")
+    report = (folder / "reports" / "m" / "report.md").read_text()
+    assert "## The memory estimate beside the measurement" in report
+    assert _estimate_row(report, cells[0].name) == [cells[0].name, "ok", "10.00", f"{ok.total_bytes / GIB:.2f}",
+                                                 f"{100 * (ok.total_bytes / (10 * GIB) - 1):+.1f}", ok.peak_moment]
+    # an oom cell's peak is a lower bound of its need, so its error is an upper bound
+    assert _estimate_row(report, cells[2].name) == [cells[2].name, "oom", "≥18.00", f"{oom.total_bytes / GIB:.2f}",
+                                                 f"≤{100 * (oom.total_bytes / (18 * GIB) - 1):+.1f}", oom.peak_moment]
+    assert _estimate_row(report, cells[1].name) == [cells[1].name, "oom", "≥18.00", "–", "–", "–"]
+    assert f"No prediction for `{cells[1].name}`: no memory model for kernels 'liger+unsloth'" in report
+    within = int(abs(ok.total_bytes / (10 * GIB) - 1) <= 0.10)
+    assert f"{within} of 1 ok cells within 10% of the measured device peak" in report  # oom cells do not count
+    assert "tab:m-estimate" in (folder / "reports" / "m" / "tables.tex").read_text()
+
+
+def test_a_matrix_of_cpu_cells_has_no_estimate_rows(result_folder):
+    import json
+
+    folder, matrix = result_folder
+    for path in (folder / "results" / "m").glob("*.json"):
+        data = json.loads(path.read_text())
+        data["environment"]["cuda_available"] = False
+        path.write_text(json.dumps(data))
+    aggregate(str(matrix), folder / "results", folder / "reports")
+    assert pd.read_csv(folder / "reports" / "m" / "estimate.csv").empty
+    build_report(folder / "reports" / "m")
+    report = (folder / "reports" / "m" / "report.md").read_text()
+    assert "No cell of this matrix measured its device peak on a CUDA GPU" in report
+    assert "| error (%) |" not in report
