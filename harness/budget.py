@@ -85,6 +85,14 @@ def budget_card(value: Any) -> Card | None:
     return CARDS.get(name) if isinstance(name, str) else None
 
 
+def canonical_budget(value: Any) -> Any:
+    """A card without a display reserve is the card: {card: rtx4080} and {card: rtx4080, display_reserve: 0}
+    are the cell `budget: rtx4080` is, with its id."""
+    if isinstance(value, dict) and parse_bytes(value.get("display_reserve", 0)) == 0:
+        return value["card"]
+    return value
+
+
 def budget_bytes(value: Any) -> int:
     """The device memory a budget allows: a size as written; a card's memory less what its driver reserves,
     less the display's reserve."""

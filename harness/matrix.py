@@ -190,7 +190,7 @@ class _Checker:
             else:
                 problem += _did_you_mean(value, levels)
             raise self.fail(f"{where}.{name}", problem)
-        return value
+        return setting.canonical(value) if setting.canonical else value
 
     def assignment(self, where: str, mapping: Any, allow_name: bool = False) -> dict[str, Any]:
         if not isinstance(mapping, dict):

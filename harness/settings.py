@@ -47,6 +47,8 @@ class Setting:
     validate: Validator | None = None  # extra check beyond type, levels and minimum: why not, or None
     hashed_at_default: bool = True  # False: left out of the cell id while at its default (see module doc)
     owner: str = "run"  # who declares it: run, data, or a technique's axis
+    # one spelling for values that mean the same (so they make the same cell id), applied once checked
+    canonical: Callable[[Any], Any] | None = None
 
     def check(self, value: Any) -> str | None:
         """Why `value` is not acceptable, or None when it is."""
@@ -82,6 +84,12 @@ def _budget(value: Any) -> str | None:
     return budget_problem(value)
 
 
+def _budget_canonical(value: Any) -> Any:
+    from harness.budget import canonical_budget
+
+    return canonical_budget(value)
+
+
 def _host_budget(value: Any) -> str | None:
     from harness.budget import host_budget_problem
 
@@ -104,7 +112,8 @@ RUN_SETTINGS: tuple[Setting, ...] = (
 )
 ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
     Setting("budget", str, "16GiB", "device memory the whole process may use: a size ('16GiB'), a card "
-            "('rtx4080'), or {card: rtx4080, display_reserve: 0.5GiB} (harness/cards.py)", validate=_budget),
+            "('rtx4080'), or {card: rtx4080, display_reserve: 0.5GiB} (harness/cards.py)", validate=_budget,
+            canonical=_budget_canonical),
     Setting("host_budget", str, "none", "host memory the process may hold that no file backs (offloaded "
             "activations, pinned buffers, paged optimizer state): 'none', or a size like '32GiB'",
             validate=_host_budget, hashed_at_default=False),

@@ -35,3 +35,14 @@ def test_a_card_budget_makes_another_cell_and_the_default_keeps_its_id():
     base = defaults()
     assert cell_id_of(base) == cell_id_of({**base, "budget": "16GiB"})
     assert cell_id_of({**base, "budget": "rtx4080"}) != cell_id_of(base)
+
+
+def test_a_card_without_a_display_reserve_is_the_same_cell_as_the_card_by_name():
+    from harness.matrix import expand_spec
+
+    cells = expand_spec("m", {"design": "list", "cells": [
+        {"name": "a", "budget": "rtx4080"}, {"name": "b", "budget": {"card": "rtx4080"}},
+        {"name": "c", "budget": {"card": "rtx4080", "display_reserve": "0.5GiB"}}]}, source="test")
+    ids = [c.cell_id for c in cells]
+    assert ids[0] == ids[1] != ids[2]
+    assert cells[1].settings["budget"] == "rtx4080"
