@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from harness.budget import budget_bytes, budget_card, budget_problem
 from harness.cards import CARDS
 from harness.cells import cell_id_of
@@ -38,11 +40,16 @@ def test_a_card_budget_makes_another_cell_and_the_default_keeps_its_id():
 
 
 def test_a_card_without_a_display_reserve_is_the_same_cell_as_the_card_by_name():
-    from harness.matrix import expand_spec
+    from harness.matrix import MatrixError, expand_spec
 
-    cells = expand_spec("m", {"design": "list", "cells": [
-        {"name": "a", "budget": "rtx4080"}, {"name": "b", "budget": {"card": "rtx4080"}},
-        {"name": "c", "budget": {"card": "rtx4080", "display_reserve": "0.5GiB"}}]}, source="test")
-    ids = [c.cell_id for c in cells]
-    assert ids[0] == ids[1] != ids[2]
-    assert cells[1].settings["budget"] == "rtx4080"
+    def cell(budget):
+        return expand_spec("m", {"design": "list", "cells": [{"name": "a", "budget": budget}]}, source="test")[0]
+
+    named, spelled, reserved = cell("rtx4080"), cell({"card": "rtx4080"}), cell({"card": "rtx4080",
+                                                                                  "display_reserve": "0.5GiB"})
+    assert named.cell_id == spelled.cell_id != reserved.cell_id
+    assert spelled.settings["budget"] == "rtx4080"
+    # and in one matrix the two spellings are the one cell they are
+    with pytest.raises(MatrixError, match="same settings"):
+        expand_spec("m", {"design": "list", "cells": [{"name": "a", "budget": "rtx4080"},
+                                                      {"name": "b", "budget": {"card": "rtx4080"}}]}, source="t")
