@@ -233,10 +233,11 @@ def measured_on(searches: list[Search]) -> list[str]:
     probes = [p for s in searches for p in s.probes.values()]
     if not probes:
         return []
-    machines = sorted({" ".join(str(x) for x in (
-        (p.get("environment") or {}).get("gpu") or (p.get("environment") or {}).get("cpu"),
-        "torch " + str(((p.get("environment") or {}).get("versions") or {}).get("torch")),
-        "at " + str(((p.get("environment") or {}).get("git") or {}).get("commit", "?"))[:7])) for p in probes})
+    def machine(env: dict[str, Any]) -> str:
+        return (f"{env.get('gpu') or env.get('cpu')} torch {(env.get('versions') or {}).get('torch')} "
+                f"at {str((env.get('git') or {}).get('commit', '?'))[:7]}")
+
+    machines = sorted({machine(p.get("environment") or {}) for p in probes})
     shared = sum(not (p.get("metrics") or {}).get("throughput_measured", True) for p in probes)
     lines = [f"{len(probes)} probes, measured on {'; '.join(machines)}."]
     if shared:

@@ -75,26 +75,36 @@ def _owner(frames: list[dict[str, Any]]) -> str:
     return f"{top.get('filename', '?')}:{top.get('line')} {top.get('name', '?')}"
 
 
-def peak_summary(snapshot: dict[str, Any], allocated_before: int, top: int = 40) -> dict[str, Any]:
-    """Replay device 0's trace: the allocated peak over the recording, and the blocks alive at it, grouped."""
-    traces = snapshot.get("device_traces") or [[]]
-    events = traces[0]
-    live: dict[int, tuple[int, str]] = {}
-    total = allocated_before
-    peak, peak_index, peak_live = total, -1, dict(live)
-    for index, event in enumerate(events):
+def _replay(events: list[dict[str, Any]], allocated_before: int, until: int | None = None
+            ) -> tuple[int, int, dict[int, tuple[int, list[dict[str, Any]]]]]:
+    """Allocations and frees in order: the largest running total and the event it came at, and the blocks
+    alive after event `until` (after the last event when None)."""
+    live: dict[int, tuple[int, list[dict[str, Any]]]] = {}
+    total = peak = allocated_before
+    peak_index = -1
+    for index, event in enumerate(events[:None if until is None else until + 1]):
         action = event.get("action")
         if action == "alloc":
-            live[event["addr"]] = (event["size"], _owner(event.get("frames") or []))
+            live[event["addr"]] = (event["size"], event.get("frames") or [])
             total += event["size"]
             if total > peak:
-                peak, peak_index, peak_live = total, index, dict(live)
+                peak, peak_index = total, index
         elif action == "free_completed":
             total -= event["size"]
             live.pop(event["addr"], None)
+    return peak, peak_index, live
+
+
+def peak_summary(snapshot: dict[str, Any], allocated_before: int, top: int = 40) -> dict[str, Any]:
+    """Replay device 0's trace: the allocated peak over the recording, and the blocks alive at it, grouped.
+    Two passes (find the peak, then replay up to it) rather than a copy of the live set at every new peak."""
+    traces = snapshot.get("device_traces") or [[]]
+    events = traces[0]
+    peak, peak_index, _ = _replay(events, allocated_before)
+    peak_live = _replay(events, allocated_before, until=peak_index)[2] if peak_index >= 0 else {}
     groups: dict[str, list[int]] = {}
-    for size, owner in peak_live.values():
-        groups.setdefault(owner, []).append(size)
+    for size, frames in peak_live.values():
+        groups.setdefault(_owner(frames), []).append(size)
     ranked = sorted(groups.items(), key=lambda item: -sum(item[1]))
     made = sum(sum(sizes) for sizes in groups.values())
     return {

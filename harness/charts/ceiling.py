@@ -12,8 +12,10 @@ from matplotlib.ticker import FuncFormatter
 from harness.charts.style import TOL_GREY, TOL_MUTED, figure, legend_outside, rows_top_down
 
 GIB = 2**30
-# the seed's class of desktop (32 to 64 GB of RAM), in GiB, beside the host memory a configuration held
+# the seed's class of desktop (32 to 64 GB of RAM), in GiB, beside the host memory a configuration held; the
+# line style each is drawn in
 DESKTOP_RAM = {"32 GB desktop": 32e9 / GIB, "64 GB desktop": 64e9 / GIB}
+DESKTOP_STYLE = {"32 GB desktop": ":", "64 GB desktop": "-."}
 REACHED, ESTIMATED, HOST, PINNED = TOL_MUTED[1], TOL_MUTED[0], TOL_MUTED[6], TOL_MUTED[3]
 
 
@@ -46,7 +48,7 @@ def draw(table: pd.DataFrame, low: int, high: int) -> Figure:
     host.barh(range(len(table)), table["peak_host_unmapped_bytes"].fillna(0) / GIB, color=HOST, height=0.6)
     host.barh(range(len(table)), table["peak_host_pinned_bytes"].fillna(0) / GIB, color=PINNED, height=0.3)
     for label, gib in DESKTOP_RAM.items():
-        host.axvline(gib, color="black", linestyle=":" if "32" in label else "-.", linewidth=1)
+        host.axvline(gib, color="black", linestyle=DESKTOP_STYLE[label], linewidth=1)
     host.set_xlabel("host memory no file backs, there (GiB)")
     handles = [Line2D([], [], color=REACHED, linewidth=6, label="measured: fits, the next step does not"),
                Line2D([], [], marker="D", markerfacecolor="white", markeredgecolor=ESTIMATED, linestyle="none",
@@ -55,8 +57,8 @@ def draw(table: pd.DataFrame, low: int, high: int) -> Figure:
                Line2D([], [], color=HOST, linewidth=6, label="host memory no file backs (what a host budget "
                                                              "is judged on)"),
                Line2D([], [], color=PINNED, linewidth=3, label="of it pinned: offloaded layer inputs"),
-               *(Line2D([], [], color="black", linestyle=":" if "32" in label else "-.", label=f"{label} "
-                        f"({gib:.1f} GiB)") for label, gib in DESKTOP_RAM.items())]
+               *(Line2D([], [], color="black", linestyle=DESKTOP_STYLE[label], label=f"{label} ({gib:.1f} GiB)")
+                 for label, gib in DESKTOP_RAM.items())]
     if speed:
         pace = axes[0][2]
         pace.barh(range(len(table)), table["tokens_per_second"].fillna(0), color=TOL_MUTED[2], height=0.6)

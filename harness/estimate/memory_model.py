@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.budget import budget_card
+from harness.budget import budget_bytes, budget_card
 from harness.estimate.activations import (
     BF16,
     FP32,
@@ -139,12 +139,6 @@ def offloaded_inputs_bytes(m: ModelFacts, tokens: int) -> tuple[int, str]:
     return m.layers * held, f"{m.layers} layer inputs of {one / MIB:,.0f} MiB, each held as {held / MIB:,.0f} MiB"
 
 
-def budget_bytes_of(settings: dict[str, Any]) -> int:
-    from harness.budget import budget_bytes
-
-    return budget_bytes(settings["budget"])
-
-
 def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     if not m.has_shapes:
         raise ShapesUnknown(f"the shapes of {settings['model']} are not known here (a hub id that is not "
@@ -173,9 +167,9 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     rows = vocabulary_rows(m, settings)
     params = adapter_parameters(m, settings)
     # the budget caps the allocator at the budget less what lives outside it (harness/budget.py)
-    cap = budget_bytes_of(settings) - context
-    moved = embedding_leaves_device(settings, m, cap, int(linear + norms + embedding_bytes(m, settings)),
-                                    FP32 * params, params, rows)
+    cap = budget_bytes(settings["budget"]) - context
+    moved = embedding_leaves_device(settings, m, cap, int(linear + norms + embedding_bytes(m, settings)), params,
+                                    rows)
     if moved:
         est.add("embedding and LM head", embedding_bytes(m, settings) / 2,
                 f"the LM head, {rows:,} rows x {m.hidden_size} in bf16; {moved}")
