@@ -56,6 +56,10 @@ except MatrixError as err:
 NEEDS_GPU = {c.cell_id: int(c.settings["device"] != "cpu") for c in CELLS}
 SHARED = CONCURRENT > 1 and workflow.local_exec
 workflow.global_resources.setdefault("gpu_slot", CONCURRENT)
+# each cell leaves a process that imports the libraries ahead for the next one (harness/warm_start.py); off with
+# --config warm_start=false. On a cluster each job may land on another node, so there it is always off.
+WARM = ["--warm-start"] if workflow.local_exec and str(config.get("warm_start", "true")).lower() in (
+    "true", "1", "yes") else []
 
 
 def device_resources(wildcards):
@@ -146,7 +150,7 @@ rule reproduce:
         gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
     params:
         matrix=MATRIX,
-        flags="--shared-device" if SHARED else "",
+        flags=" ".join((["--shared-device"] if SHARED else []) + WARM),
     shell:
         "{sys.executable} -m harness run-cell --matrix {params.matrix:q} --cell {wildcards.cell_id} "
         "--out {output:q} {params.flags} --log {log:q}"
@@ -176,7 +180,7 @@ rule cell:
         gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
     params:
         matrix=MATRIX,
-        flags=" ".join((["--keep-adapter"] if TASKS else []) + (["--shared-device"] if SHARED else [])),
+        flags=" ".join((["--keep-adapter"] if TASKS else []) + (["--shared-device"] if SHARED else []) + WARM),
     shell:
         "{sys.executable} -m harness run-cell --matrix {params.matrix:q} --cell {wildcards.cell_id} "
         "--out {output:q} {params.flags} --log {log:q}"

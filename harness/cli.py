@@ -152,6 +152,19 @@ def _cmd_run_cell(args: argparse.Namespace) -> int:
         from harness.memory_history import ENV
 
         os.environ[ENV] = str(Path(args.memory_history).resolve())  # the worker inherits it
+    if args.warm_start:
+        from harness import warm_start
+        from harness.backends import name_for
+
+        # not already in the spare that took this command
+        if warm_start.SERVING is None and warm_start.applies_to(cell.settings):
+            kinds = warm_start.kinds_for({name_for(c.settings) for c in expand(args.matrix)
+                                          if warm_start.applies_to(c.settings)})
+            code = warm_start.run_in_spare([a for a in args.argv if a != "--warm-start"], name_for(cell.settings),
+                                           kinds)
+            if code is not None:
+                return code
+            warm_start.launch_spares(kinds)  # for the next cells
     # the worker is given the resolved result file, so that both processes look at the same one
     worker_args = ["--matrix", args.matrix, "--cell", args.cell, "--out", str(out)]
     worker_args += ["--keep-adapter"] * args.keep_adapter + ["--shared-device"] * args.shared_device
@@ -202,6 +215,12 @@ def _cmd_run_cell_worker(args: argparse.Namespace) -> int:
         run(cell, out, adapter, shared_device=args.shared_device,
             predicted_oom=matrix_options(args.matrix)["predicted_oom"])
     return 0
+
+
+def _cmd_spare(args: argparse.Namespace) -> int:
+    from harness.warm_start import serve
+
+    return serve(args.kind, args.launcher)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -364,12 +383,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
                    help="end the cell after this long and record it as 'timeout' (default: $VRAMLAB_TIME_LIMIT, "
                         "else 1800 s + 30 s per training sequence)")
+    p.add_argument("--warm-start", action="store_true",
+                   help="hand the cell to a process that imported the libraries ahead while the previous cell ran, "
+                        "and leave one for the next cell; the cell still runs in a process of its own that never "
+                        "touched CUDA before it (harness/warm_start.py); its result records how it started")
     p.set_defaults(func=_cmd_run_cell)
 
     # the measuring process that run-cell starts and watches; no help: it is not meant to be called by hand
     p = sub.add_parser("run-cell-worker")
     _cell_arguments(p)
     p.set_defaults(func=_cmd_run_cell_worker)
+
+    # a process that imports ahead for the next `run-cell --warm-start` (harness/warm_start.py); no help either
+    p = sub.add_parser("spare")
+    p.add_argument("--launcher", type=int, required=True, help="the run-cell process that started it")
+    p.add_argument("--kind", choices=("any", "huggingface"), default="any")
+    p.set_defaults(func=_cmd_spare)
 
     p = sub.add_parser("evaluate", help="evaluate a trained cell on the matrix's tasks (lm-eval)")
     p.add_argument("--matrix", required=True)
@@ -439,6 +468,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="[vramlab %(asctime)s] %(message)s", datefmt="%H:%M:%S")
     args = parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.func(args)
     except (MatrixError, ResultFileError) as err:

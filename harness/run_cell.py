@@ -23,6 +23,7 @@ from harness.cells import Cell
 from harness.results import CellResult, Status, now, write_atomic
 from harness.runtime import NoDevice, Runtime
 from harness.techniques.base import Unavailable
+from harness.warm_start import started_how
 
 log = logging.getLogger("vramlab")
 
@@ -139,7 +140,8 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     result = CellResult(
         cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, status=status, reason=reason,
         config=settings, varied=cell.varied, environment=env, metrics=metrics, budget=budget.as_dict(),
-        records=outputs.get("records", {}), model=outputs.get("model"), data=outputs.get("data"),
+        records={**outputs.get("records", {}), "process": started_how()}, model=outputs.get("model"),
+        data=outputs.get("data"),
         trainer=outputs.get("trainer"), adapter=outputs.get("adapter") if status is Status.ok else None,
         traceback=trace, started_at=started)
     return _finish(result, out)

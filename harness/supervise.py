@@ -170,8 +170,7 @@ def supervise(cell: Cell, out: Path, worker_args: list[str], limit: float, grace
     with tempfile.TemporaryDirectory(prefix="vramlab-status-") as folder:
         status_file = Path(folder) / "status.json"
         env = {**os.environ, STATUS_ENV: str(status_file), TIME_LIMIT_ENV: repr(limit)}
-        proc = subprocess.Popen([sys.executable, "-m", "harness", "run-cell-worker", *worker_args], env=env,
-                                start_new_session=True, preexec_fn=_dies_with_this_process())
+        proc = _start_worker(worker_args, env)
         interrupted: list[int] = []
         reaped = False
 
@@ -187,7 +186,7 @@ def supervise(cell: Cell, out: Path, worker_args: list[str], limit: float, grace
                     if signal.getsignal(s) is not signal.SIG_IGN}
         try:
             observe = (lambda: progress(_read_status(status_file))) if progress else None
-            ended_by = _watch(proc, time.monotonic() + limit, interrupted, grace, observe)
+            ended_by = _watch(proc, time.monotonic() + limit, interrupted, grace, observe, _client_gone())
             returncode = _reap(proc, grace)
             reaped = True
             status = _read_status(status_file)
@@ -209,16 +208,89 @@ def supervise(cell: Cell, out: Path, worker_args: list[str], limit: float, grace
     return 0
 
 
-def _watch(proc: subprocess.Popen[bytes], deadline: float, interrupted: list[int], grace: float,
-           observe: Callable[[], None] | None = None) -> str | None:
+def _start_worker(worker_args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes] | ForkedWorker:
+    """The measuring process: a fresh interpreter, or, in a spare that took this cell (harness/warm_start.py),
+    a fork of the spare that starts with its imports done, when nothing in the spare has touched CUDA."""
+    from harness import warm_start
+
+    serving = warm_start.SERVING
+    if serving is not None and warm_start.cuda_untouched() is None:
+        return _fork_worker(worker_args, {**env, warm_start.RECORD_ENV: json.dumps(serving.record)}, serving)
+    return subprocess.Popen([sys.executable, "-m", "harness", "run-cell-worker", *worker_args], env=env,
+                            start_new_session=True, preexec_fn=_dies_with_this_process())
+
+
+class ForkedWorker:
+    """The part of Popen the supervisor uses, for a measuring process forked from this one."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+                return self.returncode
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
+            time.sleep(POLL_SECONDS)
+
+
+def _fork_worker(worker_args: list[str], env: dict[str, str], serving: Any) -> ForkedWorker:
+    arm = _dies_with_this_process()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return ForkedWorker(pid)
+    code = 1
+    try:  # the measuring process, as `run-cell-worker` in a fresh interpreter would be
+        serving.listener.close()
+        serving.client.close()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # as a fresh interpreter starts
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.setsid()
+        if arm is not None:
+            arm()
+        os.environ.clear()
+        os.environ.update(env)
+        logging.getLogger("vramlab").handlers.clear()  # the supervisor's console line is not the worker's
+        from harness.cli import main
+
+        code = main(["run-cell-worker", *worker_args])
+    except SystemExit as err:
+        code = err.code if isinstance(err.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _client_gone() -> Callable[[], bool] | None:
+    from harness import warm_start
+
+    return warm_start.SERVING.client_gone if warm_start.SERVING is not None else None
+
+
+def _watch(proc: subprocess.Popen[bytes] | ForkedWorker, deadline: float, interrupted: list[int], grace: float,
+           observe: Callable[[], None] | None = None, client_gone: Callable[[], bool] | None = None) -> str | None:
     """Wait for the worker to exit, leaving it unreaped so that no new process can take its group id while
     the group is signalled. Returns how it was ended at the limit (the last signal sent), or None when it
-    ended by itself or was interrupted."""
+    ended by itself or was interrupted (a warm-started cell's client gone counts as SIGTERM)."""
     polls = 0
     while not _exited(proc.pid):
         polls += 1
         if observe is not None and polls % OBSERVE_EVERY == 0:
             observe()
+        if client_gone is not None and not interrupted and polls % OBSERVE_EVERY == 0 and client_gone():
+            interrupted.append(signal.SIGTERM)
+            _signal_group(proc.pid, signal.SIGTERM)
         if interrupted:
             end_group(proc.pid, grace, first=None)  # the signal is already on its way
             return None
@@ -231,7 +303,7 @@ def _watch(proc: subprocess.Popen[bytes], deadline: float, interrupted: list[int
     return None
 
 
-def _reap(proc: subprocess.Popen[bytes], grace: float) -> int | None:
+def _reap(proc: subprocess.Popen[bytes] | ForkedWorker, grace: float) -> int | None:
     try:
         return proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:

@@ -62,6 +62,15 @@ def gone(pid: int) -> bool:
         return True
 
 
+def reached_fault(proc: subprocess.Popen) -> re.Match:
+    """The worker's line saying it hangs at its fault, read from the stderr of the run-cell process `proc`."""
+    for line in proc.stderr:
+        found = HELPER.search(line)
+        if found:
+            return found
+    pytest.fail("the worker never reached its fault")
+
+
 def test_a_hanging_worker_is_ended_at_the_limit_with_its_whole_group(tmp_path, cache_dir):
     started = time.monotonic()
     done, result = supervised(tmp_path, cache_dir, "hang:start", limit=2)
@@ -99,12 +108,7 @@ def test_sigterm_to_the_supervisor_ends_the_worker_and_leaves_no_result(tmp_path
                             cwd=tmp_path, env=_env(cache_dir, VRAMLAB_TEST_FAULT="hang:start"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        for line in proc.stderr:
-            found = HELPER.search(line)
-            if found:
-                break
-        else:
-            pytest.fail("the worker never reached its fault")
+        found = reached_fault(proc)
         (worker,) = psutil.Process(proc.pid).children()
         proc.send_signal(signal.SIGTERM)
         _, rest = proc.communicate(timeout=30)

@@ -9,8 +9,12 @@ from typing import Any
 from harness.backends.base import AdapterSpec, Backend, LoadRequest
 
 
+def name_for(settings: dict[str, Any]) -> str:
+    return "unsloth" if settings["kernels"] == "unsloth" else "huggingface"
+
+
 def for_settings(settings: dict[str, Any]) -> Backend:
-    if settings["kernels"] == "unsloth":
+    if name_for(settings) == "unsloth":
         from harness.backends.unsloth import UnslothBackend
 
         return UnslothBackend()
@@ -19,4 +23,4 @@ def for_settings(settings: dict[str, Any]) -> Backend:
     return HuggingFaceBackend()
 
 
-__all__ = ["AdapterSpec", "Backend", "LoadRequest", "for_settings"]
+__all__ = ["AdapterSpec", "Backend", "LoadRequest", "for_settings", "name_for"]

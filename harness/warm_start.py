@@ -1,0 +1,390 @@
+"""Warm start: the next cell's libraries are imported while the current cell runs.
+
+Most of a cell's time that is not its measured steps is Python importing torch and the libraries around it,
+in a fresh process, before anything touches the device (on the GPU machine the harness was measured on, about
+a quarter of a minute per cell). With `vramlab run-cell --warm-start`, each cell leaves a *spare* behind for
+the next one: a process that imports what is safe to import ahead (PRELOAD) and waits. The next
+`vramlab run-cell --warm-start` with the same interpreter, checkout, working folder and environment hands its
+command to the spare, which then supervises the cell as `vramlab run-cell` would and forks the measuring
+process from itself, so that process starts with the imports done.
+
+What a cell keeps, warm or not:
+- it is measured in a process of its own that never ran another cell: the spare never touches CUDA (no
+  context, no allocator, no driver loaded; checked before every fork, else the measuring process is started
+  fresh) and never loads a model;
+- nothing that Unsloth patches is imported ahead (transformers, trl, peft: Unsloth must come first to patch
+  them, and whether the next cell takes the Unsloth path is not known while its spare waits);
+- the result says how its process started (`records.process`) and how long the imports ahead took.
+
+A spare that is not claimed ends by itself once the cell that started it has ended and IDLE_SECONDS more
+have passed. A spare that finds its client gone ends the cell as a supervisor does on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+log = logging.getLogger("vramlab")
+
+# imported ahead by every spare: none of them starts CUDA, none is patched by Unsloth
+PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", "torch.utils.checkpoint", "sympy", "scipy",
+           "scipy.special", "networkx", "numpy", "pandas", "pyarrow", "datasets", "safetensors", "tokenizers",
+           "huggingface_hub", "psutil", "jinja2", "torchvision", "harness.cli", "harness.matrix", "harness.progress",
+           "harness.supervise", "harness.run_cell", "harness.recipe", "harness.trackers", "harness.data",
+           "harness.budget")
+# Unsloth patches these as it is imported, so only a spare for a cell on the Hugging Face path imports them
+PATCHED_BY_UNSLOTH = ("transformers", "trl", "peft", "accelerate")
+AHEAD = {"any": PRELOAD,
+         "huggingface": (*PRELOAD, "transformers", "transformers.models.auto.modeling_auto", "transformers.trainer",
+                         "accelerate", "peft", "trl")}
+# what a spare of each kind must not hold when it forks: libraries that load native code looking at the device
+# as they are imported, Unsloth itself, and (for a spare any cell may take) what Unsloth patches
+NEVER_AHEAD = ("unsloth", "unsloth_zoo", "bitsandbytes", "liger_kernel")
+NOT_AHEAD = {"any": NEVER_AHEAD + PATCHED_BY_UNSLOTH, "huggingface": NEVER_AHEAD}
+# which spares a cell may take, best first, by its model path (harness.backends.name_for)
+TAKES = {"unsloth": ("any",), "huggingface": ("huggingface", "any")}
+# differ from one cell to the next and are read only after the fork; the shell's own bookkeeping
+PER_CELL_ENV = ("VRAMLAB_STATUS_FILE", "VRAMLAB_TIME_LIMIT", "VRAMLAB_MEMORY_HISTORY", "CUDA_VISIBLE_DEVICES",
+                "VRAMLAB_WARM_START", "_", "OLDPWD", "PWD", "SHLVL")
+IDLE_SECONDS = float(os.environ.get("VRAMLAB_SPARE_IDLE", "120"))
+RECORD_ENV = "VRAMLAB_WARM_START"  # the measuring process's record of how it started, set by its spare
+MESSAGE_BYTES = 1 << 20
+@dataclass
+class Serving:
+    """Set in a spare that has taken a cell: its supervisor forks the measuring process."""
+
+    listener: socket.socket
+    client: socket.socket
+    record: dict[str, Any]
+
+    def client_gone(self) -> bool:
+        try:
+            return self.client.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+
+
+SERVING: Serving | None = None
+
+
+def pool() -> Path:
+    from harness.models import cache_root
+
+    return cache_root() / "spares"
+
+
+def key(env: dict[str, str] | None = None, cwd: str | None = None) -> str:
+    """What a spare and its client must share: interpreter, checkout, working folder, environment."""
+    env = dict(os.environ if env is None else env)
+    stable = sorted((k, v) for k, v in env.items() if k not in PER_CELL_ENV)
+    here = str(Path(__file__).resolve().parent)
+    text = json.dumps([sys.executable, sys.version, here, cwd or os.getcwd(), stable])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def cuda_untouched(kind: str | None = None) -> str | None:
+    """None when forking is safe for CUDA: torch has not initialized it and the driver library is not loaded
+    (a process that loaded it must not fork a process that will use it), and nothing this kind of spare must
+    not hold is imported; else why not. `kind` None: the kind of the spare this process serves as."""
+    kind = kind or (SERVING.record["kind"] if SERVING is not None else "any")
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return "torch has initialized CUDA"
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return "cannot read /proc/self/maps to check for the CUDA driver"
+    if "libcuda.so" in maps:
+        return "the CUDA driver library is loaded"
+    ahead = [m for m in NOT_AHEAD[kind] if m in sys.modules]
+    if ahead:
+        return f"{', '.join(ahead)} already imported"
+    return None
+
+
+def started_how() -> dict[str, Any]:
+    """For the measuring process's result: how its process started."""
+    try:
+        record = json.loads(os.environ.get(RECORD_ENV) or "null")
+    except ValueError:
+        record = None
+    return record if isinstance(record, dict) else {"start": "fresh"}
+
+
+def applies_to(settings: dict[str, Any]) -> bool:
+    """Only cells on a GPU start warm: a CPU cell's device memory is its process's resident set, which imports
+    made ahead would change. VRAMLAB_WARM_START_CPU=1 exists for the tests, which have no GPU to start warm."""
+    return settings.get("device") != "cpu" or os.environ.get("VRAMLAB_WARM_START_CPU") == "1"
+
+
+def kinds_for(backends: set[str]) -> list[str]:
+    """The spares worth keeping for a matrix whose cells take these model paths."""
+    return sorted({TAKES[b][0] for b in backends})
+
+
+# --- the client: `vramlab run-cell --warm-start` ------------------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2:].split()[0] not in ("Z", "X")
+
+
+def _spares(folder: Path, wanted: str) -> list[tuple[Path, dict[str, Any]]]:
+    """The spares of this key that are alive (starting or ready); files of spares that died are removed."""
+    spares = []
+    for entry in sorted(folder.glob("*.spare")) if folder.is_dir() else []:
+        try:
+            info = json.loads(entry.read_text())
+        except (OSError, ValueError):
+            continue
+        if not _alive(int(info.get("pid", 0))):
+            entry.unlink(missing_ok=True)
+            Path(info.get("socket", entry.with_suffix(".sock"))).unlink(missing_ok=True)
+        elif info.get("key") == wanted:
+            spares.append((entry, info))
+    return spares
+
+
+def launch_spares(kinds: list[str]) -> None:
+    """Start a spare of each kind that has none alive; they outlive this process on purpose."""
+    folder = pool()
+    folder.mkdir(parents=True, exist_ok=True)
+    have = {info.get("kind") for _, info in _spares(folder, key())}
+    env = {k: v for k, v in os.environ.items() if k not in PER_CELL_ENV}
+    for kind in kinds:
+        if kind in have:
+            continue
+        with open(folder / "spares.log", "ab") as out:
+            subprocess.Popen([sys.executable, "-m", "harness", "spare", "--kind", kind, "--launcher",
+                              str(os.getpid())], env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                             start_new_session=True)
+
+
+def run_in_spare(argv: list[str], backend: str, kinds: list[str]) -> int | None:
+    """Hand `vramlab <argv>` (a run-cell command for a cell on the `backend` path) to a waiting spare that may
+    take it, start the spares for the next cells, and wait for the exit status; None when no spare took it
+    (the caller then runs the cell itself)."""
+    folder = pool()
+    ready = [(entry, info) for entry, info in _spares(folder, key()) if info.get("state") == "ready"]
+    ready.sort(key=lambda spare: TAKES[backend].index(spare[1]["kind"]) if spare[1]["kind"] in TAKES[backend]
+               else len(TAKES[backend]))
+    for entry, info in ready:
+        if info["kind"] not in TAKES[backend]:
+            continue
+        claimed = entry.with_suffix(f".claimed-{os.getpid()}")
+        try:
+            entry.rename(claimed)  # atomic: of two clients, one wins
+        except OSError:
+            continue
+        try:
+            return _run_claimed(int(info["pid"]), Path(info["socket"]), argv, kinds)
+        except _Refused as err:
+            log.info("warm start: spare %s refused the cell (%s); starting a fresh process", info["pid"], err)
+        finally:
+            claimed.unlink(missing_ok=True)
+    return None
+
+
+class _Refused(Exception):
+    pass
+
+
+def _run_claimed(pid: int, path: Path, argv: list[str], kinds: list[str]) -> int:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(str(path))
+    except OSError as err:
+        raise _Refused(f"cannot connect: {err}") from err
+    data = json.dumps({"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "key": key()}).encode() + b"\n"
+    sent = socket.send_fds(conn, [data], [0, 1, 2])
+    conn.sendall(data[sent:])
+    reply = _receive(conn)
+    if "refused" in reply or "accepted" not in reply:
+        raise _Refused(reply.get("refused", "it ended without answering"))
+    launch_spares(kinds)  # the next cells', importing while this one runs
+    interrupted: list[int] = []
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        interrupted.append(signum)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)  # the spare supervises: it passes the signal on to the measuring process
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)
+                if signal.getsignal(s) is not signal.SIG_IGN}
+    try:
+        reply = _receive(conn)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        conn.close()
+    if interrupted:
+        signal.signal(interrupted[0], signal.SIG_DFL)
+        os.kill(os.getpid(), interrupted[0])
+        return 128 + interrupted[0]
+    if "exit" not in reply:
+        print(f"vramlab: the spare process {pid} that ran this cell ended without an exit status", file=sys.stderr)
+        return 1
+    return int(reply["exit"])
+
+
+def _receive(conn: socket.socket) -> dict[str, Any]:
+    data = b""
+    while not data.endswith(b"\n"):
+        try:
+            chunk = conn.recv(MESSAGE_BYTES)
+        except InterruptedError:
+            continue
+        except OSError:
+            return {}
+        if not chunk:
+            return {}
+        data += chunk
+    try:
+        reply = json.loads(data)
+    except ValueError:
+        return {}
+    return reply if isinstance(reply, dict) else {}
+
+
+# --- the spare: `vramlab spare` -------------------------------------------------------------------------------
+
+
+def serve(kind: str, launcher: int, idle: float = IDLE_SECONDS) -> int:
+    """Import ahead, wait for one cell, supervise it (forking the measuring process), then end."""
+    started = time.time()
+    # ended before it takes a cell (by its idle time, or a signal), it leaves no files behind
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    own_key, before = key(), dict(os.environ)
+    folder = pool()
+    folder.mkdir(parents=True, exist_ok=True)
+    entry, path = folder / f"{os.getpid()}.spare", folder / f"{os.getpid()}.sock"
+    info = {"pid": os.getpid(), "key": own_key, "kind": kind, "socket": str(path), "state": "starting"}
+    _write(entry, info)
+    try:
+        # torch asks NVML, not the CUDA driver, whether a GPU is there: the driver must stay unloaded here
+        os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+        for name in AHEAD[kind]:
+            with contextlib.suppress(ImportError):  # an optional library (torchvision) that this machine lacks
+                importlib.import_module(name)
+        os.environ.pop("PYTORCH_NVML_BASED_CUDA_CHECK")
+        if before.get("PYTORCH_NVML_BASED_CUDA_CHECK") is not None:
+            os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = before["PYTORCH_NVML_BASED_CUDA_CHECK"]
+        loaded = time.time()
+        unsafe = cuda_untouched(kind)
+        if unsafe:
+            print(f"vramlab spare {os.getpid()} ({kind}): not serving: {unsafe}", file=sys.stderr)
+            return 0
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        path.unlink(missing_ok=True)
+        listener.bind(str(path))
+        listener.listen(1)
+        listener.settimeout(1.0)
+        _write(entry, {**info, "state": "ready", "ready_at": loaded})
+        conn = _wait_for_client(listener, launcher, idle)
+        if conn is None:
+            return 0
+        data, fds, _, _ = socket.recv_fds(conn, MESSAGE_BYTES, 3)
+        while data and not data.endswith(b"\n"):
+            chunk = conn.recv(MESSAGE_BYTES)
+            if not chunk:
+                break
+            data += chunk
+        try:
+            message = json.loads(data)
+        except ValueError:
+            message = {}
+        # what the imports set in the environment (torch's inductor names its cache folder), as a fresh process
+        # importing them would have it
+        set_by_imports = {k: v for k, v in os.environ.items() if before.get(k) != v and k not in PER_CELL_ENV}
+        record = {"start": "warm", "kind": kind, "imports_ahead_seconds": round(loaded - started, 3),
+                  "imported_ahead": list(AHEAD[kind])}
+        return _take(listener, conn, message if isinstance(message, dict) else {}, fds, own_key, set_by_imports,
+                     record, loaded)
+    finally:
+        entry.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+
+
+def _write(entry: Path, info: dict[str, Any]) -> None:
+    tmp = entry.with_suffix(".partial")
+    tmp.write_text(json.dumps(info))
+    tmp.rename(entry)
+
+
+def _wait_for_client(listener: socket.socket, launcher: int, idle: float) -> socket.socket | None:
+    launcher_ended: float | None = None
+    while True:
+        try:
+            conn, _ = listener.accept()
+            conn.settimeout(None)
+            return conn
+        except TimeoutError:
+            pass
+        if launcher_ended is None and not _alive(launcher):
+            launcher_ended = time.monotonic()
+        if launcher_ended is not None and time.monotonic() - launcher_ended > idle:
+            return None
+
+
+def _take(listener: socket.socket, conn: socket.socket, message: dict[str, Any], fds: list[int], own_key: str,
+          set_by_imports: dict[str, str], record: dict[str, Any], loaded: float) -> int:
+    global SERVING
+    refusal = cuda_untouched(record["kind"])
+    if len(fds) != 3 or not isinstance(message.get("env"), dict) or not isinstance(message.get("argv"), list):
+        refusal = "the request is incomplete"
+    elif message.get("key") != own_key or key(message["env"], message.get("cwd")) != own_key:
+        refusal = "its interpreter, checkout, folder or environment differs from this spare's"
+    if refusal:
+        _send(conn, {"refused": refusal})
+        for fd in fds:
+            os.close(fd)
+        return 0
+    _send(conn, {"accepted": True})
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # from here on a supervisor like any other
+    record["waited_seconds"] = round(time.time() - loaded, 3)
+    adopt_streams(fds)  # the client's standard streams become this process's, and the measuring process's
+    os.chdir(message["cwd"])
+    os.environ.clear()
+    os.environ.update({**message["env"], **set_by_imports})
+    SERVING = Serving(listener, conn, record)
+    from harness.cli import main
+
+    code = 1
+    try:
+        code = main(message["argv"])
+    finally:
+        _send(conn, {"exit": code})
+    return code
+
+
+def _send(conn: socket.socket, reply: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):
+        conn.sendall(json.dumps(reply).encode() + b"\n")
+
+
+def adopt_streams(fds: list[int]) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    for target, fd in zip((0, 1, 2), fds, strict=True):
+        os.dup2(fd, target)
+        os.close(fd)
