@@ -1,19 +1,22 @@
 """Warm start: the next cell's libraries are imported while the current cell runs.
 
 Most of a cell's time that is not its measured steps is Python importing torch and the libraries around it,
-in a fresh process, before anything touches the device (on the GPU machine the harness was measured on, about
-a quarter of a minute per cell). With `vramlab run-cell --warm-start`, each cell leaves a *spare* behind for
-the next one: a process that imports what is safe to import ahead (PRELOAD) and waits. The next
-`vramlab run-cell --warm-start` with the same interpreter, checkout, working folder and environment hands its
-command to the spare, which then supervises the cell as `vramlab run-cell` would and forks the measuring
-process from itself, so that process starts with the imports done.
+in a fresh process (on the H200 machine this was measured on, 25-30 s per cell for the Unsloth path alone).
+With `vramlab run-cell --warm-start`, each GPU cell leaves *spares* behind for the next ones: processes that
+import what is safe to import ahead (AHEAD) and wait. The next `vramlab run-cell --warm-start` with the same
+interpreter, checkout, working folder and environment hands its command to a spare of a kind its cell may
+take; the spare supervises the cell as `vramlab run-cell` would and forks the measuring process from itself,
+so that process starts with those imports done.
 
 What a cell keeps, warm or not:
-- it is measured in a process of its own that never ran another cell: the spare never touches CUDA (no
-  context, no allocator, no driver loaded; checked before every fork, else the measuring process is started
-  fresh) and never loads a model;
-- nothing that Unsloth patches is imported ahead (transformers, trl, peft: Unsloth must come first to patch
-  them, and whether the next cell takes the Unsloth path is not known while its spare waits);
+- it is measured in a process of its own that never ran another cell: a spare never initializes CUDA (no
+  driver initialized, no context, no allocator; checked before every fork, else the measuring process is
+  started fresh) and never loads a model;
+- a cell on the Unsloth path takes only a spare that imported nothing Unsloth patches (Unsloth must be imported
+  before transformers, trl and peft to patch them); a spare for the Hugging Face path also imports transformers
+  and accelerate (not peft, trl nor transformers' Trainer: importing those starts CUDA);
+- a CPU cell always starts fresh: its device memory is its process's resident set, which imports made ahead
+  would change;
 - the result says how its process started (`records.process`) and how long the imports ahead took.
 
 A spare that is not claimed ends by itself once the cell that started it has ended and IDLE_SECONDS more
@@ -23,6 +26,7 @@ have passed. A spare that finds its client gone ends the cell as a supervisor do
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import importlib
 import json
@@ -46,11 +50,11 @@ PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", "torch.utils.
            "huggingface_hub", "psutil", "jinja2", "torchvision", "harness.cli", "harness.matrix", "harness.progress",
            "harness.supervise", "harness.run_cell", "harness.recipe", "harness.trackers", "harness.data",
            "harness.budget")
-# Unsloth patches these as it is imported, so only a spare for a cell on the Hugging Face path imports them
+# Unsloth patches these as it is imported, so only a spare for a cell on the Hugging Face path imports any of them
 PATCHED_BY_UNSLOTH = ("transformers", "trl", "peft", "accelerate")
+# (peft, trl and transformers.trainer start CUDA as they are imported: measured on the H200 machine)
 AHEAD = {"any": PRELOAD,
-         "huggingface": (*PRELOAD, "transformers", "transformers.models.auto.modeling_auto", "transformers.trainer",
-                         "accelerate", "peft", "trl")}
+         "huggingface": (*PRELOAD, "transformers", "transformers.models.auto.modeling_auto", "accelerate")}
 # what a spare of each kind must not hold when it forks: libraries that load native code looking at the device
 # as they are imported, Unsloth itself, and (for a spare any cell may take) what Unsloth patches
 NEVER_AHEAD = ("unsloth", "unsloth_zoo", "bitsandbytes", "liger_kernel")
@@ -99,23 +103,44 @@ def key(env: dict[str, str] | None = None, cwd: str | None = None) -> str:
 
 
 def cuda_untouched(kind: str | None = None) -> str | None:
-    """None when forking is safe for CUDA: torch has not initialized it and the driver library is not loaded
-    (a process that loaded it must not fork a process that will use it), and nothing this kind of spare must
-    not hold is imported; else why not. `kind` None: the kind of the spare this process serves as."""
+    """None when forking is safe for CUDA: neither torch nor anything else has initialized the CUDA driver (a
+    process forked after that cannot use CUDA), and nothing this kind of spare must not hold is imported; else
+    why not. `kind` None: the kind of the spare this process serves as."""
     kind = kind or (SERVING.record["kind"] if SERVING is not None else "any")
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():
         return "torch has initialized CUDA"
-    try:
-        maps = Path("/proc/self/maps").read_text()
-    except OSError:
-        return "cannot read /proc/self/maps to check for the CUDA driver"
-    if "libcuda.so" in maps:
-        return "the CUDA driver library is loaded"
+    driver = _driver_state()
+    if driver:
+        return driver
     ahead = [m for m in NOT_AHEAD[kind] if m in sys.modules]
     if ahead:
         return f"{', '.join(ahead)} already imported"
     return None
+
+
+CUDA_ERROR_NOT_INITIALIZED = 3
+
+
+def _driver_state() -> str | None:
+    """None when the CUDA driver library is not loaded, or loaded (a CUDA build of torch loads it as it is
+    imported) but not initialized. Asking it how many devices it has does not initialize it: before cuInit
+    the answer is CUDA_ERROR_NOT_INITIALIZED."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return "cannot read /proc/self/maps to check for the CUDA driver"
+    names = {line.split()[-1] for line in maps.splitlines() if "libcuda.so" in line}
+    if not names:
+        return None
+    count = ctypes.c_int()
+    try:
+        code = ctypes.CDLL(sorted(names)[0]).cuDeviceGetCount(ctypes.byref(count))
+    except (OSError, AttributeError) as err:
+        return f"cannot ask the CUDA driver whether it is initialized: {err}"
+    if code == CUDA_ERROR_NOT_INITIALIZED:
+        return None
+    return "the CUDA driver is initialized" if code == 0 else f"the CUDA driver answers error {code}"
 
 
 def started_how() -> dict[str, Any]:
