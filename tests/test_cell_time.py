@@ -1,0 +1,33 @@
+"""The committed cell-time trial (results/benchmarks/cell-time-trial/): its comparison is what its files say,
+and what the README says of it holds: peaks unchanged, every cell fresh, the shorter exit."""
+
+from __future__ import annotations
+
+from benchmarks.cell_time import comparison, load
+from tests.conftest import REPO
+
+TRIAL = REPO / "results" / "benchmarks" / "cell-time-trial"
+
+
+def test_the_committed_comparison_is_the_one_its_files_give():
+    assert comparison(load(TRIAL)) == (TRIAL / "comparison.md").read_text()
+
+
+def test_the_trial_kept_every_peak_and_every_cell_started_fresh():
+    table = load(TRIAL)
+    before = table[table.variant == "before"].set_index("cell_id")
+    after = table[table.variant == "after"].set_index("cell_id").loc[before.index]
+    assert len(before) == 4
+    assert (before["peak_device"] == after["peak_device"]).all()
+    assert ((after["peak_host"] - before["peak_host"]).abs() <= 4 * 2**20).all()
+    assert set(table["start"]) == {"fresh"}
+    assert (before["status"] == after["status"]).all()
+
+
+def test_the_measuring_process_exits_sooner_once_its_result_is_written():
+    table = load(TRIAL)
+    inside = table[[c for c in table.columns if c.startswith("phase:")]].sum(axis=1)
+    outside = (table["wall"] - inside).groupby(table["variant"])
+    # as the README rounds them
+    assert (round(outside.min()["before"], 1), round(outside.max()["before"], 1)) == (3.0, 5.6)
+    assert (round(outside.min()["after"], 1), round(outside.max()["after"], 1)) == (1.1, 2.4)
