@@ -221,9 +221,10 @@ rule ceiling:
         matrix=MATRIX,
         # as many searches at once as the matrix lets cells share the device, where it may be shared
         jobs=CONCURRENT if SHARED else 1,
+        warm=" ".join(WARM),
     shell:
         "{sys.executable} -m harness ceiling {params.matrix:q} --results-dir {RESULTS:q} --reports-dir {REPORTS:q} "
-        "--jobs {params.jobs} > {log:q}"
+        "--jobs {params.jobs} {params.warm} > {log:q}"
 
 
 rule aggregate:

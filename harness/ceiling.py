@@ -206,24 +206,28 @@ def estimated_ceiling(cell: Cell, spec: CeilingSpec) -> int | None:
         return None
 
 
-def run_probe(matrix: str, cell: Cell, context: int, out: Path, shared: bool = False) -> None:
-    """One probe in a fresh process, supervised like any cell (so a crash or a hang still leaves a result).
-    `shared`: other searches probe on the same device at the same time, so its speed is not a measurement."""
+def run_probe(matrix: str, cell: Cell, context: int, out: Path, shared: bool = False, warm: bool = False) -> None:
+    """One probe in a process of its own, supervised like any cell (so a crash or a hang still leaves a
+    result). `shared`: other searches probe on the same device at the same time, so its speed is not a
+    measurement. `warm`: started as harness/warm_start.py says (`run-cell --warm-start`)."""
     log = out.parent.parent.parent / "logs" / f"{out.stem}.log"
     subprocess.run([sys.executable, "-m", "harness", "run-cell", "--matrix", matrix, "--cell", cell.cell_id,
                     "--context", str(context), "--out", str(out), "--log", str(log)]
-                   + ["--shared-device"] * shared, check=True)
+                   + ["--shared-device"] * shared + ["--warm-start"] * warm, check=True)
 
 
-def search_all(matrix: str, cells: list[Cell], spec: CeilingSpec, results_dir: Path, jobs: int = 1) -> list[Search]:
+def search_all(matrix: str, cells: list[Cell], spec: CeilingSpec, results_dir: Path, jobs: int = 1,
+               warm: bool = False) -> list[Search]:
     """Every cell's search; with jobs > 1 that many searches at once, their probes sharing the device (each
     probe's peak is its own process's, so it stays a measurement; tokens/s does not)."""
-    if jobs <= 1:
-        return [search(matrix, cell, spec, results_dir) for cell in cells]
-    from concurrent.futures import ThreadPoolExecutor
     from functools import partial
 
-    shared = partial(run_probe, shared=True)
+    if jobs <= 1:
+        probe = partial(run_probe, warm=warm)
+        return [search(matrix, cell, spec, results_dir, run=probe) for cell in cells]
+    from concurrent.futures import ThreadPoolExecutor
+
+    shared = partial(run_probe, shared=True, warm=warm)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(lambda cell: search(matrix, cell, spec, results_dir, run=shared), cells))
 

@@ -262,7 +262,7 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
     if not cells:
         print(f"vramlab: no cell of {args.matrix} is named {args.cell}", file=sys.stderr)
         return 2
-    searches = search_all(args.matrix, cells, spec, Path(args.results_dir), args.jobs)
+    searches = search_all(args.matrix, cells, spec, Path(args.results_dir), args.jobs, warm=args.warm_start)
     for found in searches:
         print(f"vramlab: {found.cell.name}: {found.row()['answer']}", file=sys.stderr)
     paths = write_report(cells[0].matrix, searches, Path(args.reports_dir))
@@ -418,6 +418,7 @@ def parser() -> argparse.ArgumentParser:
                         "not (default 1)")
     p.add_argument("--results-dir", default="results")
     p.add_argument("--reports-dir", default="reports")
+    p.add_argument("--warm-start", action="store_true", help="start each probe as `run-cell --warm-start` does")
     p.set_defaults(func=_cmd_ceiling)
 
     p = sub.add_parser("compare", help="compare this machine's reproduction of a matrix with its published results")

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from harness.ceiling import CeilingSpec, CeilingSpecError, bisect
-from tests.conftest import REPO
+from harness.matrix import expand
+from tests.conftest import REPO, write_matrix
 
 
 @pytest.mark.parametrize(("limit", "expected"), [
@@ -122,3 +123,15 @@ def test_the_ceiling_chart_draws_what_was_measured_and_says_what_was_not():
     assert any("not measured" in t for t in legend) and len(fig.axes) == 2
     table["tokens_per_second"] = [3_380.0, None]
     assert len(draw(table, 8_192, 131_072).axes) == 3
+
+
+def test_a_warm_search_starts_its_probes_as_run_cell_warm_start_does(monkeypatch, tmp_path):
+    from harness import ceiling
+
+    commands = []
+    monkeypatch.setattr(ceiling.subprocess, "run", lambda command, check: commands.append(command))
+    cell = next(iter(expand(write_matrix(tmp_path, MATRIX, "ceil"))))
+    out = tmp_path / "results" / "ceil" / "ceiling" / cell.cell_id / "p.json"
+    ceiling.run_probe("ceil", cell, 64, out, warm=True)
+    ceiling.run_probe("ceil", cell, 64, out)
+    assert "--warm-start" in commands[0] and "--warm-start" not in commands[1]
