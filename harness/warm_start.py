@@ -154,8 +154,13 @@ def started_how() -> dict[str, Any]:
 
 def applies_to(settings: dict[str, Any]) -> bool:
     """Only cells on a GPU start warm: a CPU cell's device memory is its process's resident set, which imports
-    made ahead would change. VRAMLAB_WARM_START_CPU=1 exists for the tests, which have no GPU to start warm."""
-    return settings.get("device") != "cpu" or os.environ.get("VRAMLAB_WARM_START_CPU") == "1"
+    made ahead would change; and a GPU cell on a machine without one is only recorded as skipped, which needs
+    no spare. VRAMLAB_WARM_START_CPU=1 exists for the tests, which have no GPU to start warm."""
+    if os.environ.get("VRAMLAB_WARM_START_CPU") == "1":
+        return True
+    from harness.supervise import cuda_present
+
+    return settings.get("device") != "cpu" and cuda_present()
 
 
 def kinds_for(backends: set[str]) -> list[str]:
@@ -200,9 +205,12 @@ def launch_spares(kinds: list[str]) -> None:
         if kind in have:
             continue
         with open(folder / "spares.log", "ab") as out:
-            subprocess.Popen([sys.executable, "-m", "harness", "spare", "--kind", kind, "--launcher",
-                              str(os.getpid())], env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                             start_new_session=True)
+            out.write(f"[{time.strftime('%H:%M:%S')}] run-cell {os.getpid()} starts a spare ({kind})\n".encode())
+            out.flush()
+            spare = subprocess.Popen([sys.executable, "-m", "harness", "spare", "--kind", kind, "--launcher",
+                                      str(os.getpid())], env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                     start_new_session=True)
+        log.info("warm start: spare %d (%s) started for the next cell", spare.pid, kind)
 
 
 def run_in_spare(argv: list[str], backend: str, kinds: list[str]) -> int | None:

@@ -95,6 +95,23 @@ def test_a_cpu_cell_starts_fresh_whatever_is_asked(tmp_path, cache_dir):
     assert all(gone(pid) for pid in _spares(cache_dir, "any"))
 
 
+def test_a_gpu_cell_on_a_machine_without_one_is_skipped_without_a_spare(tmp_path, cache_dir):
+    from harness.supervise import cuda_present
+
+    if cuda_present():
+        pytest.skip("this machine has a GPU")
+    matrix = write_matrix(tmp_path, TINY.format(cells="  - {name: gpu, context: 32, device: cuda}"))
+    listed = run_vramlab("cells", str(matrix), "--json", cwd=tmp_path, cache=cache_dir)
+    cell = json.loads(listed.stdout.splitlines()[0])["cell_id"]
+    env = {k: v for k, v in _env(cache_dir).items() if k != "VRAMLAB_WARM_START_CPU"}
+    launches = cache_dir / "spares" / "spares.log"  # a line for every spare started
+    size = launches.stat().st_size if launches.exists() else None
+    done = _run_cell(tmp_path, matrix, cell, env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _result(tmp_path, cell)["status"] == "skipped"
+    assert (launches.stat().st_size if launches.exists() else None) == size
+
+
 def test_a_process_that_imported_what_unsloth_patches_is_no_spare_for_an_unsloth_cell():
     import transformers  # noqa: F401  (already imported by other tests in this session, or now)
 
