@@ -195,12 +195,25 @@ def _spares(folder: Path, wanted: str) -> list[tuple[Path, dict[str, Any]]]:
     return spares
 
 
-def launch_spares(kinds: list[str]) -> None:
-    """Start a spare of each kind that has none alive; they outlive this process on purpose."""
+def waiting_spares() -> list[dict[str, Any]]:
+    """The spares this process's environment could hand a cell to, starting or ready (not those taken)."""
+    return [info for _, info in _spares(pool(), key())]
+
+
+def stop_spares() -> None:
+    """End the waiting spares of this process's environment (a spare not yet serving leaves no files)."""
+    for info in waiting_spares():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(info["pid"]), signal.SIGTERM)
+
+
+def launch_spares(kinds: list[str]) -> list[int]:
+    """Start a spare of each kind that has none alive; they outlive this process on purpose. Their pids."""
     folder = pool()
     folder.mkdir(parents=True, exist_ok=True)
     have = {info.get("kind") for _, info in _spares(folder, key())}
     env = {k: v for k, v in os.environ.items() if k not in PER_CELL_ENV}
+    started = []
     for kind in kinds:
         if kind in have:
             continue
@@ -211,6 +224,18 @@ def launch_spares(kinds: list[str]) -> None:
                                       str(os.getpid())], env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                      start_new_session=True)
         log.info("warm start: spare %d (%s) started for the next cell", spare.pid, kind)
+        started.append(spare.pid)
+    return started
+
+
+def wait_until_ready(pids: list[int], seconds: float) -> None:
+    """Until each of these spares is ready, or has ended (one that refuses to serve ends), or `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        states = {info["pid"]: info.get("state") for info in waiting_spares()}
+        if all(states.get(pid) == "ready" or not _alive(pid) for pid in pids):
+            return
+        time.sleep(0.2)
 
 
 def run_in_spare(argv: list[str], backend: str, kinds: list[str]) -> int | None:

@@ -1,0 +1,92 @@
+"""Measure a matrix's cells before and after a change, interleaved, for benchmarks/cell_time.py.
+
+    git archive OLD harness ablations pyproject.toml | tar -x -C /tmp/before
+    python benchmarks/cell_time_run.py seed-16gb --before-tree /tmp/before --before-commit OLD \\
+        --out results/benchmarks/cell-time [--cell ID ...] [--primer ID ...]
+
+For each cell, one after the other on the same device: the cell run by the tree before the change (a fresh
+`vramlab run-cell` there), then the spares that `--warm-start` would have left started and waited for until
+ready, then the cell run by this checkout with `--warm-start`, then the spares stopped, so that nothing of
+the after side runs while the next before cell does. A single pass of all before cells and then all after
+cells measured differences of up to 40% in single phases between two runs of the same code on the GPU
+machine (results/benchmarks/cell-time-trial/); interleaving puts both sides of a cell under the same
+conditions. Every after cell finds a spare ready, as every cell but a matrix's first does. Primer cells
+(before tree, not recorded) run first, so that neither side pays for cold compiler caches.
+
+Writes OUT/before/<id>.json, OUT/after/<id>.json, OUT/walls.tsv (the wall time of each `vramlab run-cell` as
+seen from here) and OUT/comparison.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.cell_time import comparison, load  # noqa: E402
+from harness import warm_start  # noqa: E402
+from harness.backends import name_for  # noqa: E402
+from harness.matrix import expand  # noqa: E402
+
+SPARE_WAIT_SECONDS = 600.0
+
+
+def run_cell(tree: Path, matrix: str, cell_id: str, out: Path, log: Path, warm: bool,
+             env: dict[str, str]) -> tuple[float, float]:
+    command = [sys.executable, "-m", "harness", "run-cell", "--matrix", matrix, "--cell", cell_id, "--out",
+               str(out), "--log", str(log)] + ["--warm-start"] * warm
+    start = time.time()
+    subprocess.run(command, cwd=tree, env=env, check=True)
+    return start, time.time()
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("matrix")
+    p.add_argument("--before-tree", type=Path, required=True, help="the harness as it was before the change")
+    p.add_argument("--before-commit", help="its commit, for its results' environment record")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--cell", action="append", help="only these cells (ids), in this order; default: all")
+    p.add_argument("--primer", action="append", default=[], help="cells run first by the before tree, unrecorded")
+    args = p.parse_args(argv)
+    cells = {c.cell_id: c for c in expand(args.matrix)}
+    order = args.cell or list(cells)
+    kinds = warm_start.kinds_for({name_for(c.settings) for c in cells.values() if warm_start.applies_to(c.settings)})
+    before_tree = args.before_tree.resolve()
+    matrix = str(Path(args.matrix).resolve()) if Path(args.matrix).is_file() else args.matrix
+    before_env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(before_tree), os.environ.get("PYTHONPATH", "")])}
+    if args.before_commit:
+        before_env["VRAMLAB_GIT_COMMIT"] = args.before_commit
+    after_env = dict(os.environ)
+    out = args.out.resolve()
+    os.chdir(REPO)  # where the after side runs: a spare serves only a client in its own folder
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+    for cell_id in args.primer:
+        run_cell(before_tree, matrix, cell_id, out / "primer" / f"{cell_id}.json",
+                 out / "logs" / f"primer-{cell_id}.log", False, before_env)
+    walls = ["variant\tcell_id\tstart\tend"]
+    try:
+        for cell_id in order:
+            start, end = run_cell(before_tree, matrix, cell_id, out / "before" / f"{cell_id}.json",
+                                  out / "logs" / f"before-{cell_id}.log", False, before_env)
+            walls.append(f"before\t{cell_id}\t{start:.3f}\t{end:.3f}")
+            warm_start.wait_until_ready(warm_start.launch_spares(kinds), SPARE_WAIT_SECONDS)
+            start, end = run_cell(REPO, matrix, cell_id, out / "after" / f"{cell_id}.json",
+                                  out / "logs" / f"after-{cell_id}.log", True, after_env)
+            walls.append(f"after\t{cell_id}\t{start:.3f}\t{end:.3f}")
+            warm_start.stop_spares()
+            (out / "walls.tsv").write_text("\n".join(walls) + "\n")
+    finally:
+        warm_start.stop_spares()
+    (out / "comparison.md").write_text(comparison(load(out)))
+    print((out / "comparison.md").read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""benchmarks/cell_time_run.py on two tiny CPU cells: each cell before (another tree, fresh) and after (this
+checkout, warm, a spare made ready for it), interleaved, then compared; no spare is left running."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO, TINY, write_matrix
+from tests.test_warm_start import _spares, gone
+
+
+@pytest.mark.slow
+def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, cache_dir):
+    before = tmp_path / "before"
+    shutil.copytree(REPO / "harness", before / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+    matrix = write_matrix(tmp_path, TINY.format(cells="  - {name: a, context: 32}\n  - {name: b, context: 40}"))
+    out = tmp_path / "out"
+    env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO), "VRAMLAB_WARM_START_CPU": "1",
+           "VRAMLAB_SPARE_IDLE": "4"}
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "cell_time_run.py"), str(matrix),
+                           "--before-tree", str(before), "--before-commit", "0123456", "--out", str(out)],
+                          env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    walls = (out / "walls.tsv").read_text().splitlines()
+    assert [line.split("\t")[0] for line in walls] == ["variant", "before", "after", "before", "after"]
+    for cell_id in {line.split("\t")[1] for line in walls[1:]}:
+        old, new = (json.loads((out / side / f"{cell_id}.json").read_text()) for side in ("before", "after"))
+        assert old["status"] == new["status"] == "ok"
+        assert old["records"]["process"] == {"start": "fresh"} and old["environment"]["git"]["commit"] == "0123456"
+        assert new["records"]["process"]["start"] == "warm"
+    assert "# Cell time before and after: 2 cells" in (out / "comparison.md").read_text()
+    assert all(gone(pid) for pid in _spares(cache_dir, "any"))
