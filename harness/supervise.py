@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 from harness.cells import Cell
 from harness.results import CellResult, Status, now, write_atomic
@@ -266,10 +266,17 @@ def _fork_worker(worker_args: list[str], env: dict[str, str], serving: Any) -> F
     except BaseException:
         traceback.print_exc()
     finally:
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        end_worker(code)
+
+
+def end_worker(code: int) -> NoReturn:
+    """How a measuring process ends once its result is written: the interpreter's teardown (freeing pinned host
+    memory, the CUDA context, every module) takes seconds that nobody waits for, and the kernel frees all of it
+    at exit. A forked one must also never return into the spare it was forked from."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _client_gone() -> Callable[[], bool] | None:
@@ -341,6 +348,22 @@ def _exited(pid: int) -> bool:
         return True
 
 
+def _stat_fields(stat: Path) -> list[str]:
+    """A /proc/<pid>/stat's fields after the command name, from the state on; none when it cannot be read."""
+    try:
+        text = stat.read_text()
+    except OSError:
+        return []
+    # the command name may hold spaces and parentheses: the fields start after its last ')'
+    return text[text.rfind(")") + 2:].split()
+
+
+def running(pid: int) -> bool:
+    """Whether the process exists and is not a zombie (ended, waiting to be reaped), child or not."""
+    fields = _stat_fields(Path(f"/proc/{pid}/stat"))
+    return bool(fields) and fields[0] not in ("Z", "X")
+
+
 def _group_alive(pgid: int) -> bool:
     """Whether any process of the group still runs; zombies (the unreaped worker itself) do not count."""
     try:
@@ -351,12 +374,7 @@ def _group_alive(pgid: int) -> bool:
         for entry in entries:
             if not entry.name.isdigit():
                 continue
-            try:
-                stat = Path(entry.path, "stat").read_text()
-            except OSError:
-                continue
-            # the command name may hold spaces and parentheses: the fields start after its last ')'
-            fields = stat[stat.rfind(")") + 2:].split()
+            fields = _stat_fields(Path(entry.path, "stat"))
             if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
                 return True
     return False

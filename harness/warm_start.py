@@ -42,6 +42,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from harness.supervise import cuda_present, running
+
 log = logging.getLogger("vramlab")
 
 # imported ahead by every spare: none of them starts CUDA, none is patched by Unsloth
@@ -158,8 +160,6 @@ def applies_to(settings: dict[str, Any]) -> bool:
     no spare. VRAMLAB_WARM_START_CPU=1 exists for the tests, which have no GPU to start warm."""
     if os.environ.get("VRAMLAB_WARM_START_CPU") == "1":
         return True
-    from harness.supervise import cuda_present
-
     return settings.get("device") != "cpu" and cuda_present()
 
 
@@ -171,14 +171,6 @@ def kinds_for(backends: set[str]) -> list[str]:
 # --- the client: `vramlab run-cell --warm-start` ------------------------------------------------------------
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2:].split()[0] not in ("Z", "X")
-
-
 def _spares(folder: Path, wanted: str) -> list[tuple[Path, dict[str, Any]]]:
     """The spares of this key that are alive (starting or ready); files of spares that died are removed."""
     spares = []
@@ -187,7 +179,7 @@ def _spares(folder: Path, wanted: str) -> list[tuple[Path, dict[str, Any]]]:
             info = json.loads(entry.read_text())
         except (OSError, ValueError):
             continue
-        if not _alive(int(info.get("pid", 0))):
+        if not running(int(info.get("pid", 0))):
             entry.unlink(missing_ok=True)
             Path(info.get("socket", entry.with_suffix(".sock"))).unlink(missing_ok=True)
         elif info.get("key") == wanted:
@@ -233,7 +225,7 @@ def wait_until_ready(pids: list[int], seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         states = {info["pid"]: info.get("state") for info in waiting_spares()}
-        if all(states.get(pid) == "ready" or not _alive(pid) for pid in pids):
+        if all(states.get(pid) == "ready" or not running(pid) for pid in pids):
             return
         time.sleep(0.2)
 
@@ -243,12 +235,10 @@ def run_in_spare(argv: list[str], backend: str, kinds: list[str]) -> int | None:
     take it, start the spares for the next cells, and wait for the exit status; None when no spare took it
     (the caller then runs the cell itself)."""
     folder = pool()
-    ready = [(entry, info) for entry, info in _spares(folder, key()) if info.get("state") == "ready"]
-    ready.sort(key=lambda spare: TAKES[backend].index(spare[1]["kind"]) if spare[1]["kind"] in TAKES[backend]
-               else len(TAKES[backend]))
-    for entry, info in ready:
-        if info["kind"] not in TAKES[backend]:
-            continue
+    takes = TAKES[backend]
+    ready = [(entry, info) for entry, info in _spares(folder, key())
+             if info.get("state") == "ready" and info.get("kind") in takes]
+    for entry, info in sorted(ready, key=lambda spare: takes.index(spare[1]["kind"])):
         claimed = entry.with_suffix(f".claimed-{os.getpid()}")
         try:
             entry.rename(claimed)  # atomic: of two clients, one wins
@@ -305,8 +295,9 @@ def _run_claimed(pid: int, path: Path, argv: list[str], kinds: list[str]) -> int
     return int(reply["exit"])
 
 
-def _receive(conn: socket.socket) -> dict[str, Any]:
-    data = b""
+def _receive(conn: socket.socket, data: bytes = b"") -> dict[str, Any]:
+    """One message: a JSON object ended by a newline, of which `data` is what was already read; {} when the
+    other side closed first or sent something else."""
     while not data.endswith(b"\n"):
         try:
             chunk = conn.recv(MESSAGE_BYTES)
@@ -318,10 +309,10 @@ def _receive(conn: socket.socket) -> dict[str, Any]:
             return {}
         data += chunk
     try:
-        reply = json.loads(data)
+        message = json.loads(data)
     except ValueError:
         return {}
-    return reply if isinstance(reply, dict) else {}
+    return message if isinstance(message, dict) else {}
 
 
 # --- the spare: `vramlab spare` -------------------------------------------------------------------------------
@@ -362,22 +353,13 @@ def serve(kind: str, launcher: int, idle: float = IDLE_SECONDS) -> int:
         if conn is None:
             return 0
         data, fds, _, _ = socket.recv_fds(conn, MESSAGE_BYTES, 3)
-        while data and not data.endswith(b"\n"):
-            chunk = conn.recv(MESSAGE_BYTES)
-            if not chunk:
-                break
-            data += chunk
-        try:
-            message = json.loads(data)
-        except ValueError:
-            message = {}
+        message = _receive(conn, data) if data else {}
         # what the imports set in the environment (torch's inductor names its cache folder), as a fresh process
         # importing them would have it
         set_by_imports = {k: v for k, v in os.environ.items() if before.get(k) != v and k not in PER_CELL_ENV}
         record = {"start": "warm", "kind": kind, "imports_ahead_seconds": round(loaded - started, 3),
                   "imported_ahead": list(AHEAD[kind])}
-        return _take(listener, conn, message if isinstance(message, dict) else {}, fds, own_key, set_by_imports,
-                     record, loaded)
+        return _take(listener, conn, message, fds, own_key, set_by_imports, record, loaded)
     finally:
         entry.unlink(missing_ok=True)
         path.unlink(missing_ok=True)
@@ -398,7 +380,7 @@ def _wait_for_client(listener: socket.socket, launcher: int, idle: float) -> soc
             return conn
         except TimeoutError:
             pass
-        if launcher_ended is None and not _alive(launcher):
+        if launcher_ended is None and not running(launcher):
             launcher_ended = time.monotonic()
         if launcher_ended is not None and time.monotonic() - launcher_ended > idle:
             return None

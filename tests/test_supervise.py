@@ -71,6 +71,17 @@ def reached_fault(proc: subprocess.Popen) -> re.Match:
     pytest.fail("the worker never reached its fault")
 
 
+def terminated(proc: subprocess.Popen, timeout: float) -> tuple[int | None, str]:
+    """SIGTERM to the run-cell process `proc`: its exit status once it has ended (killed if it does not), and
+    what it wrote to stderr since."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=timeout)
+    finally:
+        proc.kill()
+    return proc.returncode, rest
+
+
 def test_a_hanging_worker_is_ended_at_the_limit_with_its_whole_group(tmp_path, cache_dir):
     started = time.monotonic()
     done, result = supervised(tmp_path, cache_dir, "hang:start", limit=2)
@@ -110,11 +121,11 @@ def test_sigterm_to_the_supervisor_ends_the_worker_and_leaves_no_result(tmp_path
     try:
         found = reached_fault(proc)
         (worker,) = psutil.Process(proc.pid).children()
-        proc.send_signal(signal.SIGTERM)
-        _, rest = proc.communicate(timeout=30)
-    finally:
+    except BaseException:
         proc.kill()
-    assert proc.returncode == -signal.SIGTERM, rest
+        raise
+    code, rest = terminated(proc, 30)
+    assert code == -signal.SIGTERM, rest
     assert not (tmp_path / "results" / "m" / f"{cell_id}.json").exists()
     assert gone(worker.pid) and gone(int(found.group(2)))
 

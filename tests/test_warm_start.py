@@ -18,7 +18,7 @@ import pytest
 
 from harness import warm_start
 from tests.conftest import REPO, TINY, run_vramlab, write_matrix
-from tests.test_supervise import HELPER, gone, reached_fault
+from tests.test_supervise import HELPER, gone, reached_fault, terminated
 
 IDLE = "4"  # seconds a spare waits once the cell that started it has ended
 
@@ -185,11 +185,11 @@ def test_a_warm_cell_is_supervised_as_a_fresh_one(tmp_path, cache_dir):
     try:
         helper = int(reached_fault(proc).group(2))
         worker = psutil.Process(helper).ppid()
-        proc.send_signal(signal.SIGTERM)
-        _, rest = proc.communicate(timeout=60)
-    finally:
+    except BaseException:
         proc.kill()
-    assert proc.returncode == -signal.SIGTERM, rest
+        raise
+    code, rest = terminated(proc, 60)
+    assert code == -signal.SIGTERM, rest
     assert not (tmp_path / "results" / "m" / f"{third}.json").exists()
     deadline = time.monotonic() + 30
     while not (gone(worker) and gone(helper)) and time.monotonic() < deadline:
