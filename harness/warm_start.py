@@ -1,7 +1,8 @@
 """Warm start: the next cell's libraries are imported while the current cell runs.
 
 Most of a cell's time that is not its measured steps is Python importing torch and the libraries around it,
-in a fresh process (on the H200 machine this was measured on, 25-30 s per cell for the Unsloth path alone).
+in a fresh process (on the H200 machine, 22-32 s per cell for Unsloth's import alone:
+results/benchmarks/cell-time-trial/).
 With `vramlab run-cell --warm-start`, each GPU cell leaves *spares* behind for the next ones: processes that
 import what is safe to import ahead (AHEAD) and wait. The next `vramlab run-cell --warm-start` with the same
 interpreter, checkout, working folder and environment hands its command to a spare of a kind its cell may

@@ -31,3 +31,10 @@ def test_the_measuring_process_exits_sooner_once_its_result_is_written():
     # as the README rounds them
     assert (round(outside.min()["before"], 1), round(outside.max()["before"], 1)) == (3.0, 5.6)
     assert (round(outside.min()["after"], 1), round(outside.max()["after"], 1)) == (1.1, 2.4)
+
+
+def test_unsloths_import_is_what_the_readme_says_of_the_unsloth_cells():
+    table = load(TRIAL)
+    unsloth = table[table.cell != "liger-not-unsloth"]
+    assert (round(unsloth["phase:prepare"].min()), round(unsloth["phase:prepare"].max())) == (22, 32)
+    assert (round(unsloth["rest"].min()), round(unsloth["rest"].max())) == (44, 69)
