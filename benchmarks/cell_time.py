@@ -41,6 +41,7 @@ def load(folder: Path) -> pd.DataFrame:
                          "status": result.status.value, "wall": float(wall.iloc[0]),
                          "measured": phases.get("measured_steps") or 0.0,
                          "start": result.records.get("process", {}).get("start", "fresh"),
+                         "bytecode": bool(result.records.get("process", {}).get("bytecode_cache")),
                          "commit": result.environment.git.commit[:7] if result.environment else None,
                          "peak_device": metrics.get("peak_device_bytes"),
                          "peak_host": metrics.get("peak_host_unmapped_bytes"),
@@ -63,7 +64,7 @@ def comparison(table: pd.DataFrame) -> str:
         "measured steps s": b["measured"].map("{:.1f}".format) + " → " + a["measured"].map("{:.1f}".format),
         "the rest s": b["rest"].map("{:.1f}".format) + " → " + a["rest"].map("{:.1f}".format),
         "the rest cut": (1 - a["rest"] / b["rest"]).map("{:.0%}".format),
-        "after started": a["start"],
+        "after started": a["start"] + a["bytecode"].map({True: ", bytecode cached", False: ""}),
         "peak device GiB": [_same(x, y) for x, y in zip(b["peak_device"], a["peak_device"], strict=True)],
         "host GiB no file backs": [_same(x, y) for x, y in zip(b["peak_host"], a["peak_host"], strict=True)],
     })
@@ -81,7 +82,9 @@ def comparison(table: pd.DataFrame) -> str:
         f"The time that is not measured steps: **{rest_b:.1f} s before, {rest_a:.1f} s after, "
         f"{1 - rest_a / rest_b:.0%} less**. Measured steps: {b['measured'].sum():.1f} s before, "
         f"{a['measured'].sum():.1f} s after. Measuring processes that started warm (harness/warm_start.py): "
-        f"{(a['start'] == 'warm').sum()} of {len(a)} after, {(b['start'] == 'warm').sum()} of {len(b)} before.",
+        f"{(a['start'] == 'warm').sum()} of {len(a)} after, {(b['start'] == 'warm').sum()} of {len(b)} before; "
+        f"with their bytecode in the cache folder (harness/bytecode.py): {a['bytecode'].sum()} after, "
+        f"{b['bytecode'].sum()} before.",
         "",
         per_cell.to_markdown(index=False),
         "",

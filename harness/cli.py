@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from harness import bytecode
 from harness.cells import Cell
 from harness.matrix import MatrixError, expand, find_cell, matrix_options
 from harness.results import ResultFileError, adapter_folder, result_path
@@ -467,6 +468,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    bytecode.enable()  # before the command imports torch and the training stack
     logging.basicConfig(level=logging.INFO, format="[vramlab %(asctime)s] %(message)s", datefmt="%H:%M:%S")
     args = parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)

@@ -147,12 +147,14 @@ def _driver_state() -> str | None:
 
 
 def started_how() -> dict[str, Any]:
-    """For the measuring process's result: how its process started."""
+    """For the measuring process's result: how its process started, and where its bytecode came from."""
+    from harness import bytecode
+
     try:
         record = json.loads(os.environ.get(RECORD_ENV) or "null")
     except ValueError:
         record = None
-    return record if isinstance(record, dict) else {"start": "fresh"}
+    return {**(record if isinstance(record, dict) else {"start": "fresh"}), "bytecode_cache": bytecode.in_use()}
 
 
 def applies_to(settings: dict[str, Any]) -> bool:
