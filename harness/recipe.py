@@ -132,9 +132,12 @@ def _make_trainer(settings: dict[str, Any], runtime: Runtime, model: Any, tokeni
         **timer.trainer_settings(),
         **plan.trainer_kwargs,
     )
-    trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_dict(training.columns()),
-                         processing_class=tokenizer,
-                         callbacks=[*trackers.callbacks(), _loss_logger(outputs["metrics"]["loss"])])
+    trainer_class = plan.trainer_class or SFTTrainer
+    trainer = trainer_class(model=model, args=config, train_dataset=Dataset.from_dict(training.columns()),
+                            processing_class=tokenizer,
+                            callbacks=[*trackers.callbacks(), _loss_logger(outputs["metrics"]["loss"])])
+    # lm_head_loss: the implementation TRL's chunked LM head would use; it computes the loss only on the
+    # loss path `trl-chunked` (harness/techniques/loss_path.py)
     outputs["trainer"] = {"loss_type": config.loss_type, "optim": config.optim, "lm_head_loss": lm_head_loss,
                           "gradient_checkpointing": config.gradient_checkpointing,
                           "completion_only_loss": config.completion_only_loss}

@@ -39,6 +39,29 @@ CONFLICTS: tuple[Conflict, ...] = (
         lambda s: s["tiled_mlp"] != "off" and s["kernels"] != "unsloth",
     ),
     Conflict(
+        "unsloth-fused-ce-needs-unsloth",
+        "Unsloth's fused cross-entropy is its model forward's; only the Unsloth path has it",
+        lambda s: s["loss_path"] == "unsloth-fused-ce" and s["kernels"] != "unsloth",
+    ),
+    Conflict(
+        "liger-flce-needs-liger",
+        "Liger's fused linear cross-entropy is one of Liger's patches; without Liger's kernels the cell would "
+        "differ from its Liger-free baseline in two ways at once",
+        lambda s: s["loss_path"] == "liger-flce" and s["kernels"] != "liger",
+    ),
+    Conflict(
+        "unsloth-always-fuses-its-loss",
+        "Unsloth's model forward computes its fused cross-entropy whenever it is given labels, so the whole "
+        "logits cannot be asked of it",
+        lambda s: s["loss_path"] == "full-logits" and s["kernels"] == "unsloth",
+    ),
+    Conflict(
+        "dft-needs-trl-chunked",
+        "the DFT loss weights TRL's per-token log-probabilities; a model's own forward computes only the "
+        "mean cross-entropy",
+        lambda s: s["loss"] == "dft" and s["loss_path"] != "trl-chunked",
+    ),
+    Conflict(
         "flash-attention-fp32",
         "FlashAttention kernels run only in 16-bit floating point; with float32 compute the math kernel "
         "would run instead, which is a different cell",

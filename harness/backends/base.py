@@ -60,6 +60,10 @@ class Backend:
     def apply_kernels(self, model: Any, level: str, record: dict[str, Any]) -> Any:
         raise NotImplementedError
 
+    def apply_loss_path(self, model: Any, level: str, record: dict[str, Any]) -> Any:
+        """Make the model's own forward with labels compute the loss as the loss-path level names it."""
+        raise ValueError(f"the {self.name} path cannot compute the loss as {level!r}")
+
     def enable_checkpointing(self, model: Any, mode: str, record: dict[str, Any]) -> Any:
         raise NotImplementedError
 

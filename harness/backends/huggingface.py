@@ -56,14 +56,22 @@ class HuggingFaceBackend(Backend):
         if level == "liger":
             from liger_kernel.transformers import _apply_liger_kernel_to_instance
 
-            # TRL's SFTTrainer computes the loss through its own chunked LM head and calls the backbone
-            # directly, so Liger's fused linear cross-entropy would never run; TRL itself turns it off
-            # for the same reason. Liger's layer kernels (RMSNorm, RoPE, SwiGLU) do run.
+            # the layer kernels (RMSNorm, RoPE, SwiGLU); the loss is the loss path's (apply_loss_path)
             _apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=False, cross_entropy=False)
             record["liger_patched"] = liger_patched(model)
-            record["liger_fused_linear_cross_entropy"] = "off: TRL's chunked LM head computes the loss"
         elif level != "none":
             raise ValueError(f"the Hugging Face path has no kernels {level!r}")
+        return model
+
+    def apply_loss_path(self, model: Any, level: str, record: dict[str, Any]) -> Any:
+        if level == "liger-flce":
+            from liger_kernel.transformers import _apply_liger_kernel_to_instance
+
+            # only the causal LM's forward: the layer kernels are the kernels level's to choose
+            _apply_liger_kernel_to_instance(model=model, fused_linear_cross_entropy=True, cross_entropy=False,
+                                            rope=False, rms_norm=False, swiglu=False)
+        elif level != "full-logits":  # transformers' own forward: the whole logits, then the cross-entropy
+            return super().apply_loss_path(model, level, record)
         return model
 
     def enable_checkpointing(self, model: Any, mode: str, record: dict[str, Any]) -> Any:

@@ -56,6 +56,11 @@ class UnslothBackend(Backend):
         record["unsloth_version"] = self.version  # patched in at import and load
         return model
 
+    def apply_loss_path(self, model: Any, level: str, record: dict[str, Any]) -> Any:
+        if level != "unsloth-fused-ce":
+            return super().apply_loss_path(model, level, record)
+        return model  # Unsloth's forward computes its fused loss whenever it is given labels
+
     def enable_checkpointing(self, model: Any, mode: str, record: dict[str, Any]) -> Any:
         self._checkpointing = CHECKPOINTING_MODES[mode]  # applied with the adapters
         return model

@@ -14,7 +14,10 @@ GIB = 2**30
 def estimate_cell(settings: dict[str, Any]) -> Estimate:
     """The estimate for a cell's settings, its model's shapes read without loading weights."""
     from harness.model_info import ModelFacts, facts
+    from harness.settings import defaults
 
+    # a result written before a setting existed ran at that setting's default
+    settings = {**defaults(), **settings}
     # a hub id not on this machine tells nothing: the estimate says so, as for a source without shapes
     return estimate(settings, facts(settings["model"]) or ModelFacts(None, None, None))
 

@@ -267,9 +267,10 @@ def tiled_attention_moment(m: ModelFacts, settings: dict[str, Any], tokens: int,
                   working, "the dequantized weight", True, held)
 
 
-def head_moment(m: ModelFacts, settings: dict[str, Any], tokens: int) -> Moment:
-    """The backward through TRL's chunked LM head, which comes before any layer's: no adapter gradient yet,
-    the layers' inputs (on) or all their activations (off) still held."""
+def head_moment(m: ModelFacts, settings: dict[str, Any], tokens: int, vocab: int) -> Moment:
+    """The backward through the LM head and the loss, which comes before any layer's: no adapter gradient yet,
+    the layers' inputs (on) or all their activations (off) still held. The fused paths make their gradients
+    during the forward, with the same tensors held."""
     w = token_widths(m, settings)
     mode = settings["checkpointing"]
     if mode == "off":
@@ -279,8 +280,61 @@ def head_moment(m: ModelFacts, settings: dict[str, Any], tokens: int) -> Moment:
     else:
         held, scores = (LAYER_INPUT.sizes(w, tokens) * m.layers if mode == "on" else []), 0
         detail = f"{m.layers} layer inputs kept on the device" if mode == "on" else "none on the device"
+    path = settings["loss_path"]
+    head, head_detail = LOSS_PATH_WORKING[path](m, tokens, vocab, w)
+    return Moment(f"backward through the LM head and loss ({path})", sum(held) + scores, detail, sum(head),
+                  head_detail, False, held + head)
+
+
+def trl_chunked_working(m: ModelFacts, tokens: int, vocab: int, w: dict[str, int]) -> tuple[list[int], str]:
     tile = min(tokens, TRL_TOKEN_CHUNK) * TRL_VOCAB_CHUNK * BF16
     head = [n for t in LM_HEAD_TENSORS for n in t.sizes(w, tokens)] + [FP32 * TRL_PER_TOKEN_FP32 * tokens, tile]
-    return Moment("backward through the LM head and loss (TRL's chunked log-prob)", sum(held) + scores, detail,
-                  sum(head), f"final hidden states, their fp32 gradient, a {min(tokens, TRL_TOKEN_CHUNK):,} x "
-                             f"{TRL_VOCAB_CHUNK:,} logits tile", False, held + head)
+    return head, (f"final hidden states, their fp32 gradient, a {min(tokens, TRL_TOKEN_CHUNK):,} x "
+                  f"{TRL_VOCAB_CHUNK:,} logits tile")
+
+
+def full_logits_working(m: ModelFacts, tokens: int, vocab: int, w: dict[str, int]) -> tuple[list[int], str]:
+    # transformers' ForCausalLMLoss upcasts the bf16 logits to fp32 and cross_entropy's log_softmax saves its
+    # fp32 output; the backward makes the fp32 gradient of it and casts it to bf16 for the LM head's matmul
+    logits = tokens * vocab
+    head = [BF16 * w["h"] * tokens, BF16 * logits, FP32 * logits, FP32 * logits]
+    return head, f"the whole {tokens:,} x {vocab:,} logits: bf16, their fp32 upcast and its gradient"
+
+
+def liger_flce_working(m: ModelFacts, tokens: int, vocab: int, w: dict[str, int]) -> tuple[list[int], str]:
+    # liger_kernel/ops/fused_linear_cross_entropy.py: chunks of next_power_of_2(T / ceil(V / H)) tokens; the
+    # gradient of the input (bf16, all tokens) and an fp32 loss per token are made in the forward; each chunk's
+    # logits are bf16 and overwritten in place by their gradient
+    chunk = min(tokens, _next_power_of_2(-(-tokens // -(-vocab // w["h"]))))
+    head = [BF16 * w["h"] * tokens, BF16 * w["h"] * tokens, FP32 * tokens, BF16 * chunk * vocab]
+    return head, f"the input's bf16 gradient, a {chunk:,} x {vocab:,} bf16 logits chunk"
+
+
+UNSLOTH_MIN_LOGITS = 512 * 151936  # unsloth_zoo/fused_losses/fused_linear.py: _MIN_LOGITS, _MAX_ROWS, _CHUNK_GB
+UNSLOTH_MAX_ROWS = 4096
+UNSLOTH_CHUNK_BYTES = 2 * 2**30
+
+
+def unsloth_fused_ce_working(m: ModelFacts, tokens: int, vocab: int, w: dict[str, int]) -> tuple[list[int], str]:
+    # unsloth_zoo's fused linear cross-entropy (fused_linear_rows): chunks of the largest power of two at or
+    # below T x H / V tokens, at least about _MIN_LOGITS / V and at most 4,096, and within 2 GiB of fp32 logits;
+    # fp32 logits of a chunk and their gradient, the input's gradient accumulated in fp32 and cast back
+    rows = _power_of_2_at_most(tokens * w["h"] / vocab)
+    floor = _power_of_2_at_most(UNSLOTH_MIN_LOGITS / vocab)
+    rows = min(max(rows, min(max(floor, 512), UNSLOTH_MAX_ROWS)), UNSLOTH_MAX_ROWS)
+    rows = max(min(rows, UNSLOTH_CHUNK_BYTES // (vocab * FP32), tokens), 1)
+    head = [BF16 * w["h"] * tokens, FP32 * w["h"] * tokens, BF16 * w["h"] * tokens, FP32 * tokens,
+            FP32 * rows * vocab, FP32 * rows * vocab]
+    return head, f"the input's fp32 gradient, a {rows:,} x {vocab:,} fp32 logits chunk and its gradient"
+
+
+def _next_power_of_2(x: int) -> int:
+    return 1 << max(int(x) - 1, 0).bit_length()
+
+
+def _power_of_2_at_most(x: float) -> int:
+    return 1 << max(int(x), 1).bit_length() - 1
+
+
+LOSS_PATH_WORKING = {"trl-chunked": trl_chunked_working, "full-logits": full_logits_working,
+                     "liger-flce": liger_flce_working, "unsloth-fused-ce": unsloth_fused_ce_working}

@@ -184,7 +184,7 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
             f"{CUBLAS_HANDLES} handles x {CUBLAS_WORKSPACE[hopper] / MIB:g} MiB (torch's default)")
 
     # the peak moment: a decoder layer's backward, or the LM head's
-    layer, head = layer_moment(m, settings, tokens), head_moment(m, settings, tokens)
+    layer, head = layer_moment(m, settings, tokens), head_moment(m, settings, tokens, vocabulary_rows(m, settings))
     gradients = FP32 * params
     peak = layer if layer.total + gradients >= head.total else head
     est.peak_moment = peak.name

@@ -1,8 +1,9 @@
 """The registry of techniques, in the order the recipe applies them.
 
-Order matters and is fixed here: kernels patch the freshly loaded model, quantization, attention and MLP
-tiling (an option of Unsloth's loader) shape the load, vocabulary slicing works on the plain loaded model,
-checkpointing before adapters (peft wraps the model), optimizer last.
+Order matters and is fixed here: kernels patch the freshly loaded model, and the loss path (Liger's fused
+loss is a patch of the same kind) reads which forward will compute the loss before peft wraps it;
+quantization, attention and MLP tiling (an option of Unsloth's loader) shape the load, vocabulary slicing
+works on the plain loaded model, checkpointing before adapters (peft wraps the model), optimizer last.
 To add a technique: write one module with a Technique subclass that declares its settings, and list it here.
 """
 
@@ -11,13 +12,14 @@ from harness.techniques.attention import Attention
 from harness.techniques.base import Plan, Technique, Unavailable
 from harness.techniques.checkpointing import Checkpointing
 from harness.techniques.kernels import Kernels
+from harness.techniques.loss_path import LossPath
 from harness.techniques.optimizer import Optimizer
 from harness.techniques.quantization import Quantization
 from harness.techniques.tiled_mlp import TiledMlp
 from harness.techniques.vocabulary import Vocabulary
 
-TECHNIQUES: tuple[type[Technique], ...] = (Kernels, Quantization, Attention, TiledMlp, Vocabulary, Checkpointing,
-                                           Adapter, Optimizer)
+TECHNIQUES: tuple[type[Technique], ...] = (Kernels, LossPath, Quantization, Attention, TiledMlp, Vocabulary,
+                                           Checkpointing, Adapter, Optimizer)
 
 
 def needs_cuda(settings: dict) -> bool:

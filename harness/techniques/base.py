@@ -31,6 +31,7 @@ class Plan:
     backend: Backend
     load: LoadRequest
     trainer_kwargs: dict[str, Any] = field(default_factory=dict)   # extra SFTConfig fields
+    trainer_class: type | None = None  # an SFTTrainer subclass that takes the loss another way; None: SFTTrainer
     records: dict[str, Any] = field(default_factory=dict)          # what each technique reports
     training: TrainingData | None = None                           # the cell's training data, token ids
     tokenizer: Any = None
