@@ -11,7 +11,8 @@ the after side runs while the next before cell does. A single pass of all before
 cells measured differences of up to 40% in single phases between two runs of the same code on the GPU
 machine (results/benchmarks/cell-time-trial/); interleaving puts both sides of a cell under the same
 conditions. Every after cell finds a spare ready, as every cell but a matrix's first does. Primer cells
-(before tree, not recorded) run first, so that neither side pays for cold compiler caches.
+(run fresh by each side, not recorded) run first, so that neither side pays for cold compiler caches: the
+Triton kernels they share, and the folder of code Unsloth compiles in each side's working folder.
 
 Writes OUT/before/<id>.json, OUT/after/<id>.json, OUT/walls.tsv (the wall time of each `vramlab run-cell` as
 seen from here) and OUT/comparison.md.
@@ -52,11 +53,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--before-tree", type=Path, required=True, help="the harness as it was before the change")
     p.add_argument("--before-commit", help="its commit, for its results' environment record")
     p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--cell", action="append", help="only these cells (ids), in this order; default: all")
-    p.add_argument("--primer", action="append", default=[], help="cells run first by the before tree, unrecorded")
+    p.add_argument("--cell", action="append", help="only these cells (ids or names), in this order; default: all")
+    p.add_argument("--primer", action="append", default=[], help="cells run first by each side, unrecorded")
     args = p.parse_args(argv)
     cells = {c.cell_id: c for c in expand(args.matrix)}
-    order = args.cell or list(cells)
+    by_name = {c.name: c.cell_id for c in cells.values()}
+    unknown = [x for x in (args.cell or []) + args.primer if x not in cells and x not in by_name]
+    if unknown:
+        p.error(f"{args.matrix} has no cell {', '.join(unknown)} (give ids or names)")
+    order = [by_name.get(x, x) for x in args.cell] if args.cell else list(cells)
+    args.primer = [by_name.get(x, x) for x in args.primer]
     kinds = warm_start.kinds_for({name_for(c.settings) for c in cells.values() if warm_start.applies_to(c.settings)})
     before_tree = args.before_tree.resolve()
     matrix = str(Path(args.matrix).resolve()) if Path(args.matrix).is_file() else args.matrix
@@ -67,9 +73,10 @@ def main(argv: list[str] | None = None) -> None:
     out = args.out.resolve()
     os.chdir(REPO)  # where the after side runs: a spare serves only a client in its own folder
     (out / "logs").mkdir(parents=True, exist_ok=True)
-    for cell_id in args.primer:
-        run_cell(before_tree, matrix, cell_id, out / "primer" / f"{cell_id}.json",
-                 out / "logs" / f"primer-{cell_id}.log", False, before_env)
+    for cell_id in args.primer:  # each side once, fresh: each tree has its own Unsloth compiled-code folder
+        for tree, env, side in ((before_tree, before_env, "before"), (REPO, after_env, "after")):
+            run_cell(tree, matrix, cell_id, out / "primer" / side / f"{cell_id}.json",
+                     out / "logs" / f"primer-{side}-{cell_id}.log", False, env)
     walls = ["variant\tcell_id\tstart\tend"]
     try:
         for cell_id in order:

@@ -19,12 +19,14 @@ from tests.test_warm_start import _spares, gone
 def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, cache_dir):
     before = tmp_path / "before"
     shutil.copytree(REPO / "harness", before / "harness", ignore=shutil.ignore_patterns("__pycache__"))
-    matrix = write_matrix(tmp_path, TINY.format(cells="  - {name: a, context: 32}\n  - {name: b, context: 40}"))
+    matrix = write_matrix(tmp_path, TINY.format(cells="  - {name: a, context: 32}\n  - {name: b, context: 40}\n"
+                                                      "  - {name: p, context: 24}"))
     out = tmp_path / "out"
     env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO), "VRAMLAB_WARM_START_CPU": "1",
            "VRAMLAB_SPARE_IDLE": "4"}
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "cell_time_run.py"), str(matrix),
-                           "--before-tree", str(before), "--before-commit", "0123456", "--out", str(out)],
+                           "--before-tree", str(before), "--before-commit", "0123456", "--out", str(out),
+                           "--primer", "p", "--cell", "a", "--cell", "b"],
                           env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     walls = (out / "walls.tsv").read_text().splitlines()
@@ -32,7 +34,11 @@ def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, cache
     for cell_id in {line.split("\t")[1] for line in walls[1:]}:
         old, new = (json.loads((out / side / f"{cell_id}.json").read_text()) for side in ("before", "after"))
         assert old["status"] == new["status"] == "ok"
-        assert old["records"]["process"] == {"start": "fresh"} and old["environment"]["git"]["commit"] == "0123456"
+        assert old["records"]["process"]["start"] == "fresh" and old["environment"]["git"]["commit"] == "0123456"
         assert new["records"]["process"]["start"] == "warm"
+    # the primer ran once on each side, fresh, and is not compared
+    for side in ("before", "after"):
+        (primed,) = (out / "primer" / side).glob("*.json")
+        assert json.loads(primed.read_text())["records"]["process"]["start"] == "fresh"
     assert "# Cell time before and after: 2 cells" in (out / "comparison.md").read_text()
     assert all(gone(pid) for pid in _spares(cache_dir, "any"))
