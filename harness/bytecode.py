@@ -41,5 +41,6 @@ def enable() -> str | None:
 
 
 def in_use() -> str | None:
-    """The folder this process reads and writes its bytecode in, when the harness chose it."""
-    return _chosen
+    """Where this process reads and writes its bytecode, when the harness chose it: under the cache folder,
+    named so that a result does not carry this machine's paths."""
+    return None if _chosen is None else "$VRAMLAB_CACHE/bytecode"

@@ -37,4 +37,4 @@ def test_the_result_records_it(tmp_path):
     base = {k: v for k, v in os.environ.items() if k != "VRAMLAB_BYTECODE_CACHE"}
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True, text=True,
                          env={**base, "VRAMLAB_CACHE": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"}).stdout
-    assert out.strip() == str(tmp_path / "bytecode")
+    assert out.strip() == "$VRAMLAB_CACHE/bytecode"
