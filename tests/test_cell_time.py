@@ -38,3 +38,24 @@ def test_unsloths_import_is_what_the_readme_says_of_the_unsloth_cells():
     unsloth = table[table.cell != "liger-not-unsloth"]
     assert (round(unsloth["phase:prepare"].min()), round(unsloth["phase:prepare"].max())) == (22, 32)
     assert (round(unsloth["rest"].min()), round(unsloth["rest"].max())) == (44, 69)
+
+
+MATRIX = REPO / "results" / "benchmarks" / "cell-time-seed-16gb"
+
+
+def test_the_whole_matrix_comparison_is_what_its_files_and_the_readme_say():
+    assert comparison(load(MATRIX)) == (MATRIX / "comparison.md").read_text()
+    table = load(MATRIX)
+    before = table[table.variant == "before"].set_index("cell_id")
+    after = table[table.variant == "after"].set_index("cell_id").loc[before.index]
+    assert len(before) == 17  # every cell of seed-16gb that runs (liger-and-unsloth is a declared skip)
+    assert (before["peak_device"] == after["peak_device"]).all() and (before["status"] == after["status"]).all()
+    assert (before["start"] == "fresh").all() and (after["start"] == "warm").sum() == 14
+    assert after["bytecode"].all() and not before["bytecode"].any()
+    rest_before, rest_after = before["rest"].sum(), after["rest"].sum()
+    readme = (REPO / "README.md").read_text()
+    assert f"from {rest_before:.1f} s to\n{rest_after:.1f} s: **{1 - rest_after / rest_before:.0%} less**" in readme
+    # the after side is what results/seed-16gb holds
+    for cell_id in after.index:
+        assert (MATRIX / "after" / f"{cell_id}.json").read_text() == \
+            (REPO / "results" / "seed-16gb" / f"{cell_id}.json").read_text()

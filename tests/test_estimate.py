@@ -22,7 +22,7 @@ from harness.estimate.outside import (
 from harness.settings import defaults
 
 REPO = Path(__file__).resolve().parent.parent
-GPU_MATRICES = ["seed-16gb", "gpu-check", "quality-smollm2", "ceiling-16gb"]
+GPU_MATRICES = ["seed-16gb", "gpu-check", "quality-smollm2", "ceiling-16gb", "loss-path-16gb"]
 GPU_RESULTS = [REPO / "results" / name for name in GPU_MATRICES]
 GIB = 2**30
 # the seed's stack (README): NF4, RS-LoRA r16 on all linear layers, paged 8-bit AdamW, flash, offload, Unsloth
@@ -100,8 +100,9 @@ def test_the_outside_allocator_constants_are_what_the_committed_results_give():
 
 def test_every_committed_ok_gpu_cell_but_one_is_predicted_within_tolerance():
     found = rows(GPU_RESULTS)
-    # 14 ok cells of seed-16gb, 12 of gpu-check, 37 of quality-smollm2, 28 ok probes of ceiling-16gb
-    assert len(found) == 91
+    # 14 ok cells of seed-16gb, 12 of gpu-check, 37 of quality-smollm2, 28 ok probes of ceiling-16gb, 2 ok
+    # cells of loss-path-16gb
+    assert len(found) == 93
     misses = [f"{r.matrix}/{r.name}" for r in found if abs(r.error) > TOLERANCE]
     # Unsloth on bf16 SmolLM2 without checkpointing keeps one intermediate-wide tensor per layer and token
     # more than the tensors listed for its path (README); the known miss, until the model explains it
