@@ -305,7 +305,7 @@ def liger_flce_working(m: ModelFacts, tokens: int, vocab: int, w: dict[str, int]
     # liger_kernel/ops/fused_linear_cross_entropy.py: chunks of next_power_of_2(T / ceil(V / H)) tokens; the
     # gradient of the input (bf16, all tokens) and an fp32 loss per token are made in the forward; each chunk's
     # logits are bf16 and overwritten in place by their gradient
-    chunk = min(tokens, _next_power_of_2(-(-tokens // -(-vocab // w["h"]))))
+    chunk = min(tokens, next_power_of_2(-(-tokens // -(-vocab // w["h"]))))
     head = [BF16 * w["h"] * tokens, BF16 * w["h"] * tokens, FP32 * tokens, BF16 * chunk * vocab]
     return head, f"the input's bf16 gradient, a {chunk:,} x {vocab:,} bf16 logits chunk"
 
@@ -328,7 +328,8 @@ def unsloth_fused_ce_working(m: ModelFacts, tokens: int, vocab: int, w: dict[str
     return head, f"the input's fp32 gradient, a {rows:,} x {vocab:,} fp32 logits chunk and its gradient"
 
 
-def _next_power_of_2(x: int) -> int:
+def next_power_of_2(x: int) -> int:
+    """The smallest power of two at or above x (Triton's next_power_of_2; PyTorch's pinned allocator's size)."""
     return 1 << max(int(x) - 1, 0).bit_length()
 
 

@@ -29,6 +29,7 @@ from harness.estimate.activations import (
     eager_scores,
     head_moment,
     layer_moment,
+    next_power_of_2,
     tiled,
 )
 from harness.estimate.allocator import CUBLAS_HANDLES, CUBLAS_WORKSPACE, packing_loss
@@ -135,7 +136,7 @@ def offloaded_inputs_bytes(m: ModelFacts, tokens: int) -> tuple[int, str]:
     """Offloaded checkpointing copies every layer's input to pinned host memory. PyTorch's pinned (host)
     caching allocator rounds each request up to a power of two, so a 160 MiB input takes 256 MiB."""
     one = BF16 * m.hidden_size * tokens
-    held = 1 << (one - 1).bit_length()
+    held = next_power_of_2(one)
     return m.layers * held, f"{m.layers} layer inputs of {one / MIB:,.0f} MiB, each held as {held / MIB:,.0f} MiB"
 
 
