@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from harness import backends, models
+from harness import backends, gc_freeze, models
 from harness import data as data_module
 from harness.budget import Budget
 from harness.runtime import Runtime
@@ -60,6 +60,8 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
         backend.prepare(plan)
         for technique in techniques:
             technique.before_load(plan)
+        if runtime.cuda:
+            gc_freeze.freeze_imports()
     with trackers.phase("build"):
         resolved = models.resolve_outside(settings["model"], seed=settings["seed"])
     outputs["model"] = resolved.describe()

@@ -43,6 +43,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from harness import gc_freeze
 from harness.supervise import cuda_present, running
 
 log = logging.getLogger("vramlab")
@@ -65,8 +66,10 @@ NOT_AHEAD = {"any": NEVER_AHEAD + PATCHED_BY_UNSLOTH, "huggingface": NEVER_AHEAD
 # which spares a cell may take, best first, by its model path (harness.backends.name_for)
 TAKES = {"unsloth": ("any",), "huggingface": ("huggingface", "any")}
 # differ from one cell to the next and are read only after the fork; the shell's own bookkeeping
-PER_CELL_ENV = ("VRAMLAB_STATUS_FILE", "VRAMLAB_TIME_LIMIT", "VRAMLAB_MEMORY_HISTORY", "CUDA_VISIBLE_DEVICES",
-                "VRAMLAB_WARM_START", "_", "OLDPWD", "PWD", "SHLVL")
+# (CUDA_VISIBLE_DEVICES is not one of them: a spare serves cells on the GPU its launcher ran on, so that
+# streams of cells on two GPUs keep their own spares; sharing, one stream took and stopped the other's)
+PER_CELL_ENV = ("VRAMLAB_STATUS_FILE", "VRAMLAB_TIME_LIMIT", "VRAMLAB_MEMORY_HISTORY", "VRAMLAB_WARM_START", "_",
+                "OLDPWD", "PWD", "SHLVL")
 IDLE_SECONDS = float(os.environ.get("VRAMLAB_SPARE_IDLE", "120"))
 RECORD_ENV = "VRAMLAB_WARM_START"  # the measuring process's record of how it started, set by its spare
 MESSAGE_BYTES = 1 << 20
@@ -148,13 +151,14 @@ def _driver_state() -> str | None:
 
 def started_how() -> dict[str, Any]:
     """For the measuring process's result: how its process started, and where its bytecode came from."""
-    from harness import bytecode
+    from harness import bytecode, gc_freeze
 
     try:
         record = json.loads(os.environ.get(RECORD_ENV) or "null")
     except ValueError:
         record = None
-    return {**(record if isinstance(record, dict) else {"start": "fresh"}), "bytecode_cache": bytecode.in_use()}
+    return {**(record if isinstance(record, dict) else {"start": "fresh"}), "bytecode_cache": bytecode.in_use(),
+            "gc_frozen_objects": gc_freeze.frozen()}
 
 
 def applies_to(settings: dict[str, Any]) -> bool:
@@ -341,6 +345,7 @@ def serve(kind: str, launcher: int, idle: float = IDLE_SECONDS) -> int:
         os.environ.pop("PYTORCH_NVML_BASED_CUDA_CHECK")
         if before.get("PYTORCH_NVML_BASED_CUDA_CHECK") is not None:
             os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = before["PYTORCH_NVML_BASED_CUDA_CHECK"]
+        gc_freeze.freeze_imports()  # the measuring process forked from here starts with them frozen
         loaded = time.time()
         unsafe = cuda_untouched(kind)
         if unsafe:

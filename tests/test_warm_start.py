@@ -132,7 +132,9 @@ def test_the_next_cell_runs_in_the_spare_the_previous_one_left(tmp_path, cache_d
     cold, warm = _result(tmp_path, first), _result(tmp_path, second)
     assert cold["status"] == warm["status"] == "ok", warm.get("traceback")
     assert cold["records"]["process"]["start"] == "fresh"
+    assert cold["records"]["process"]["gc_frozen_objects"] == 0  # a CPU cell freezes nothing of its own
     process = warm["records"]["process"]
+    assert process["gc_frozen_objects"] > 0  # what the spare imported, frozen before the fork
     assert process["start"] == "warm" and process["imports_ahead_seconds"] > 0
     # a matrix of Hugging Face cells keeps spares that import transformers, trl and peft ahead too
     assert process["kind"] == "huggingface" and {"torch", "transformers"} <= set(process["imported_ahead"])

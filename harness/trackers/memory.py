@@ -67,6 +67,12 @@ class DeviceMemoryProbe:
         return self._nvml.nvmlSystemGetDriverVersion()
 
 
+def reserved_bytes(torch: Any) -> int:
+    """torch.cuda.memory_reserved() without flattening all of the allocator's statistics into one dict in
+    Python first, which it does on every call: this runs 100 times a second beside the cell, holding the GIL."""
+    return int(torch.cuda.memory_stats_as_nested_dict().get("reserved_bytes", {}).get("all", {}).get("current", 0))
+
+
 def high_water_mark_bytes() -> int:
     """The kernel's exact peak resident set of this process so far (ru_maxrss is KiB on Linux)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -92,10 +98,10 @@ class DeviceMemoryTracker(Tracker):
 
             # reserved read on both sides of the device read: taking the larger never overstates what
             # lives outside the allocator when the cache is being released meanwhile
-            before = torch.cuda.memory_reserved()
+            before = reserved_bytes(torch)
             device = self.probe.read()
             if self.observer is not None:
-                self.observer(device, max(before, torch.cuda.memory_reserved()))
+                self.observer(device, max(before, reserved_bytes(torch)))
         else:
             device = self.process.memory_info().rss
         self.peak = max(self.peak, device)
