@@ -3,6 +3,8 @@ and what the README says of it holds: peaks unchanged, every cell fresh, the sho
 
 from __future__ import annotations
 
+import json
+
 from benchmarks.cell_time import comparison, load
 from tests.conftest import REPO
 
@@ -59,3 +61,28 @@ def test_the_whole_matrix_comparison_is_what_its_files_and_the_readme_say():
     for cell_id in after.index:
         assert (MATRIX / "after" / f"{cell_id}.json").read_text() == \
             (REPO / "results" / "seed-16gb" / f"{cell_id}.json").read_text()
+
+
+GC_FREEZE = REPO / "results" / "benchmarks" / "cell-time-gc-freeze"
+
+
+def test_the_gc_freeze_sitting_is_what_its_files_and_the_readme_say():
+    first = GC_FREEZE / "first-start"
+    assert comparison(load(first)) == (first / "comparison.md").read_text()
+    table = load(first)
+    before = table[table.variant == "before"].set_index("cell_id")
+    after = table[table.variant == "after"].set_index("cell_id").loc[before.index]
+    assert len(before) == 6
+    assert (before["peak_device"] == after["peak_device"]).all() and (before["status"] == after["status"]).all()
+    assert (after["start"] == "warm").all() and (before["start"] == "fresh").all()
+    rest_before, rest_after = before["rest"].sum(), after["rest"].sum()
+    readme = " ".join((REPO / "README.md").read_text().split())
+    cut = 1 - rest_after / rest_before
+    assert f"from {rest_before:.1f} s to {rest_after:.1f} s ({cut:.0%} less) on 6 cells" in readme
+    # the second start's comparison was written on the device; the after files it read all came back
+    second = (GC_FREEZE / "second-start" / "comparison.md").read_text()
+    assert "4 of 4 after" in second and "163.8 s before, 83.4 s after, 49% less" in second
+    assert "from 163.8 s to 83.4 s (49% less) on 4 more" in readme
+    for path in sorted(GC_FREEZE.rglob("after/*.json")):
+        process = json.loads(path.read_text())["records"]["process"]
+        assert process["start"] == "warm" and process["gc_frozen_objects"] > 0
