@@ -98,15 +98,42 @@ def test_the_outside_allocator_constants_are_what_the_committed_results_give():
                                    "unsloth_pinned_at_load_mib": UNSLOTH_PINNED_AT_LOAD_MIB}
 
 
-def test_every_committed_ok_gpu_cell_but_one_is_predicted_within_tolerance():
+def test_every_committed_ok_gpu_cell_is_predicted_within_tolerance():
     found = rows(GPU_RESULTS)
     # 14 ok cells of seed-16gb, 12 of gpu-check, 37 of quality-smollm2, 28 ok probes of ceiling-16gb, 2 ok
     # cells of loss-path-16gb
     assert len(found) == 93
-    misses = [f"{r.matrix}/{r.name}" for r in found if abs(r.error) > TOLERANCE]
-    # Unsloth on bf16 SmolLM2 without checkpointing keeps one intermediate-wide tensor per layer and token
-    # more than the tensors listed for its path (README); the known miss, until the model explains it
-    assert misses == ["quality-smollm2/unsloth"], misses
+    misses = [f"{r.matrix}/{r.name}: {r.error:+.1%}" for r in found if abs(r.error) > TOLERANCE]
+    assert misses == [], misses
+
+
+def test_accumulated_adapter_gradients_are_held_at_the_lm_head():
+    # from the second micro-batch of a step on, the Trainer's gradients of the earlier ones exist while the
+    # LM head's backward runs; committed: quality-smollm2's r64 cells (grad_accum 4) allocate 2.39 GiB, 0.07
+    # GiB of them those gradients
+    settings = {"model": "arch:tiny-llama", "context": 1024, "quantization": "none", "kernels": "none",
+                "checkpointing": "off"}
+    one, four = estimate_cell(cell(**settings, grad_accum=1)), estimate_cell(cell(**settings, grad_accum=4))
+    assert "LM head" in one.peak_moment and "LM head" in four.peak_moment
+    assert component(one, "adapter gradients") == 0
+    assert component(four, "adapter gradients") == component(four, "adapter weights") > 0
+    assert four.allocated_bytes - one.allocated_bytes == component(four, "adapter gradients")
+
+
+def test_unsloth_on_cudnn_attention_pads_the_sequence_and_keeps_the_attention_output_twice():
+    settings = {"model": "arch:tiny-llama", "context": 2048, "quantization": "none", "checkpointing": "off"}
+    flash = estimate_cell(cell(**settings, attention="flash_attention_2"))
+    cudnn = estimate_cell(cell(**settings, attention="sdpa"))
+    layers, q, kv = 2, 4 * 16, 2 * 16  # tiny-llama: 2 layers, 4 heads and 2 KV heads of 16
+    padded = 2048 + 128  # a multiple of Unsloth's 128-token bucket gains a whole bucket
+    extra = layers * 2 * ((q + kv + kv + q) * (padded - 2048) + q * 2048)
+    assert component(cudnn, "activations") - component(flash, "activations") == extra
+    # before Hopper SDPA runs its flash kernel and nothing is padded; the Hugging Face path never pads
+    ada = estimate_cell(cell(**settings, attention="sdpa", budget="rtx4080"))
+    assert component(ada, "activations") == component(flash, "activations")
+    liger = {**settings, "kernels": "liger"}
+    assert component(estimate_cell(cell(**liger, attention="sdpa")), "activations") == \
+        component(estimate_cell(cell(**liger, attention="flash_attention_2")), "activations")
 
 
 def test_the_committed_calibration_table_is_generated_from_the_committed_results():

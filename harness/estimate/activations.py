@@ -30,10 +30,12 @@ class Tensor:
     dtype_bytes: int = BF16
     count: int = 1
     per_shard: bool = False  # made for one shard of a tiled MLP at a time, not for the whole sequence
+    bucketed: bool = False  # padded along the sequence to Unsloth's cuDNN length bucket
 
     def sizes(self, widths: dict[str, int], tokens: int, shard: int | None = None) -> list[int]:
         """The bytes of each tensor this line stands for (a term of the width is a tensor of its own)."""
         n = min(tokens, shard) if self.per_shard and shard else tokens
+        n = cudnn_bucketed(n) if self.bucketed else n
         return [self.dtype_bytes * widths[term.strip()] * n for term in self.width.split("+")] * self.count
 
     def bytes_per_token(self, widths: dict[str, int]) -> int:
@@ -68,6 +70,29 @@ UNSLOTH_WORKING = (
     Tensor("gradient of the down projection's input", "i"),
     Tensor("gradient of the MLP input", "h"),
 )
+# Unsloth on cuDNN attention (SDPA's choice on a Hopper GPU; the flash kernel where 'flash_attention_2'
+# restricts SDPA to it): unsloth/utils/attention_dispatch.py (_cudnn_length_bucketed_sdpa) pads q, k and v
+# along the sequence by 1 to 128 tokens, so that cuDNN builds one plan per bucket rather than per length, and
+# slices the padded output. The slice is not contiguous in (tokens, heads x head_dim), so the reshape before
+# the O projection copies it: attention keeps its padded output, the fused LoRA O kernel the copy. (The
+# harness's probe records the padded shape: 2,176 tokens for a 2,048-token batch in quality-smollm2.)
+UNSLOTH_CUDNN_BUCKET = 128
+UNSLOTH_CUDNN_SAVED = {
+    "q, k after RoPE and v, saved by attention":
+        (Tensor("q, k after RoPE and v, padded to Unsloth's cuDNN length bucket, saved by attention",
+                "q + kv + kv", bucketed=True),),
+    "attention output, saved by attention and the fused LoRA O kernel":
+        (Tensor("attention output, padded, saved by cuDNN attention", "q", bucketed=True),
+         Tensor("attention output sliced off the padding and copied by the reshape, saved by the fused LoRA O "
+                "kernel", "q")),
+}
+
+
+def cudnn_bucketed(tokens: int) -> int:
+    """Unsloth's padded length: always 1 to 128 tokens more, so a multiple of 128 gains a whole bucket."""
+    return tokens + UNSLOTH_CUDNN_BUCKET - tokens % UNSLOTH_CUDNN_BUCKET
+
+
 # Unsloth's tiled MLP (Arctic's scheme, unsloth_zoo/tiled_mlp.py) runs the fused LoRA MLP under no_grad in
 # shards of hidden-size tokens and keeps only the MLP's input, which is the post-attention RMSNorm output
 # listed above; its backward recomputes one shard with gradients and accumulates the input's gradient
@@ -187,12 +212,22 @@ def tiled(settings: dict[str, Any]) -> bool:
     return settings.get("tiled_mlp", "off") != "off"
 
 
-def layer_saved(m: ModelFacts, settings: dict[str, Any]) -> tuple[Tensor, ...]:
+def layer_saved(m: ModelFacts, settings: dict[str, Any], attention: str) -> tuple[Tensor, ...]:
+    """`attention`: the kernel SDPA runs (harness/estimate/outside.py: attention_kernel)."""
     kernels = settings["kernels"]
     saved = LAYER_SAVED[kernels] + (() if kernels == "unsloth" else lora_inputs(settings))
+    if kernels == "unsloth" and attention == "cudnn":
+        saved = tuple(n for t in saved for n in UNSLOTH_CUDNN_SAVED.get(t.what, (t,)))
     if tiled(settings):
         saved = tuple(t for t in saved if t.what != UNSLOTH_TILED_DROPPED)
     return (*saved, QK_NORM_SAVED[kernels]) if m.model_type in QK_NORM_FAMILIES else saved
+
+
+def one_layer(m: ModelFacts, settings: dict[str, Any], tokens: int, attention: str) -> list[int]:
+    """The bytes of each tensor one decoder layer keeps for its backward, its input included."""
+    w = token_widths(m, settings)
+    return [*LAYER_INPUT.sizes(w, tokens), *(n for t in layer_saved(m, settings, attention)
+                                             for n in t.sizes(w, tokens))]
 
 
 def layer_freed_at_peak(settings: dict[str, Any]) -> tuple[Tensor, ...]:
@@ -227,7 +262,7 @@ class Moment:
         return self.activations + self.working
 
 
-def layer_moment(m: ModelFacts, settings: dict[str, Any], tokens: int) -> Moment:
+def layer_moment(m: ModelFacts, settings: dict[str, Any], tokens: int, attention: str) -> Moment:
     """The backward through a decoder layer. Without checkpointing every layer keeps its input and its
     activations until its own backward; with it, one layer is recomputed at a time and its output exists
     while backward runs through it, its input brought back from the host (offload) or kept with every
@@ -235,7 +270,7 @@ def layer_moment(m: ModelFacts, settings: dict[str, Any], tokens: int) -> Moment
     w = token_widths(m, settings)
     if tiled(settings) and settings["checkpointing"] == "offload":
         return tiled_attention_moment(m, settings, tokens, w)
-    layer = [*LAYER_INPUT.sizes(w, tokens), *(n for t in layer_saved(m, settings) for n in t.sizes(w, tokens))]
+    layer = one_layer(m, settings, tokens, attention)
     scores = eager_scores(m, settings) * (FP32 + BF16)
     mode = settings["checkpointing"]
     if mode == "off":
@@ -267,14 +302,15 @@ def tiled_attention_moment(m: ModelFacts, settings: dict[str, Any], tokens: int,
                   working, "the dequantized weight", True, held)
 
 
-def head_moment(m: ModelFacts, settings: dict[str, Any], tokens: int, vocab: int) -> Moment:
-    """The backward through the LM head and the loss, which comes before any layer's: no adapter gradient yet,
-    the layers' inputs (on) or all their activations (off) still held. The fused paths make their gradients
-    during the forward, with the same tensors held."""
+def head_moment(m: ModelFacts, settings: dict[str, Any], tokens: int, vocab: int, attention: str) -> Moment:
+    """The backward through the LM head and the loss, which comes before any layer's: the layers' inputs (on)
+    or all their activations (off) still held. The fused paths make their gradients during the forward, with
+    the same tensors held. The adapter's gradients exist already from the second micro-batch of a step on:
+    the Trainer adds each micro-batch's into them and frees them only after the optimizer step."""
     w = token_widths(m, settings)
     mode = settings["checkpointing"]
     if mode == "off":
-        layer = [*LAYER_INPUT.sizes(w, tokens), *(n for t in layer_saved(m, settings) for n in t.sizes(w, tokens))]
+        layer = one_layer(m, settings, tokens, attention)
         held, scores = layer * m.layers, m.layers * eager_scores(m, settings) * (FP32 + BF16)
         detail = f"{m.layers} layers' inputs and activations (no checkpointing)"
     else:
@@ -283,7 +319,7 @@ def head_moment(m: ModelFacts, settings: dict[str, Any], tokens: int, vocab: int
     path = settings["loss_path"]
     head, head_detail = LOSS_PATH_WORKING[path](m, tokens, vocab, w)
     return Moment(f"backward through the LM head and loss ({path})", sum(held) + scores, detail, sum(head),
-                  head_detail, False, held + head)
+                  head_detail, settings["grad_accum"] > 1, held + head)
 
 
 def trl_chunked_working(m: ModelFacts, tokens: int, vocab: int, w: dict[str, int]) -> tuple[list[int], str]:

@@ -26,6 +26,7 @@ from harness.estimate.activations import (
     FP32,
     LAYER_SAVED,
     QK_NORM_FAMILIES,
+    Moment,
     eager_scores,
     head_moment,
     layer_moment,
@@ -33,7 +34,7 @@ from harness.estimate.activations import (
     tiled,
 )
 from harness.estimate.allocator import CUBLAS_HANDLES, CUBLAS_WORKSPACE, packing_loss
-from harness.estimate.outside import UNSLOTH_PINNED_AT_LOAD_MIB, outside_bytes
+from harness.estimate.outside import UNSLOTH_PINNED_AT_LOAD_MIB, attention_kernel, outside_bytes
 from harness.estimate.unsloth_plan import embedding_leaves_device
 from harness.model_info import ModelFacts
 
@@ -185,12 +186,23 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
             f"{CUBLAS_HANDLES} handles x {CUBLAS_WORKSPACE[hopper] / MIB:g} MiB (torch's default)")
 
     # the peak moment: a decoder layer's backward, or the LM head's
-    layer, head = layer_moment(m, settings, tokens), head_moment(m, settings, tokens, vocabulary_rows(m, settings))
+    attention = attention_kernel(settings, hopper)
+    layer = layer_moment(m, settings, tokens, attention)
+    head = head_moment(m, settings, tokens, vocabulary_rows(m, settings), attention)
     gradients = FP32 * params
-    peak = layer if layer.total + gradients >= head.total else head
+
+    def with_gradients(moment: Moment) -> int:
+        return moment.total + (gradients if moment.adapter_gradients else 0)
+
+    peak = layer if with_gradients(layer) >= with_gradients(head) else head
     est.peak_moment = peak.name
-    est.add("adapter gradients", gradients if peak.adapter_gradients else 0,
-            "fp32, all of them by the first layer's backward" if peak.adapter_gradients else "none made yet")
+    if not peak.adapter_gradients:
+        held = "none made yet"
+    elif peak is head:
+        held = f"fp32, kept from the step's earlier micro-batches ({settings['grad_accum']} accumulated)"
+    else:
+        held = "fp32, all of them by the first layer's backward"
+    est.add("adapter gradients", gradients if peak.adapter_gradients else 0, held)
     est.add("activations", peak.activations, peak.activations_detail)
     est.add("working tensors at the peak", peak.working, peak.working_detail)
 

@@ -42,8 +42,9 @@ UNSLOTH_PINNED_AT_LOAD_MIB = 50
 def attention_kernel(settings: dict[str, Any], hopper: bool = True) -> str:
     """The kernel the attention level runs: SDPA picks cuDNN's on a Hopper GPU (recorded by the harness's
     probe in the committed results) and its flash kernel before Hopper, where its cuDNN kernel is not
-    chosen; 'flash_attention_2' without flash-attn restricts SDPA to its flash kernel. Flash and cuDNN store
-    the same tensors; only the library loaded differs."""
+    chosen; 'flash_attention_2' without flash-attn restricts SDPA to its flash kernel. On the Hugging Face
+    path flash and cuDNN store the same tensors; on Unsloth's, cuDNN's are padded and its output is copied
+    (harness/estimate/activations.py: UNSLOTH_CUDNN_SAVED)."""
     sdpa = "cudnn" if hopper else "flash"
     return {"eager": "eager", "sdpa": sdpa, "flash_attention_2": "flash"}[settings["attention"]]
 
