@@ -60,7 +60,12 @@ def ensure_lm_head_loss() -> str:
     """Install the torch port where TRL's Triton kernel is unavailable; say which one runs."""
     from trl.trainer import utils as trl_utils
 
-    if getattr(trl_utils, "_ChunkedLogProbFunction", None) is not None:
+    kernel = getattr(trl_utils, "_ChunkedLogProbFunction", None)
+    if getattr(kernel, "_unsloth_fused_linear", False):
+        # importing Unsloth wraps TRL's kernel (unsloth/models/rl.py: patch_trl_fused_lm_head_kernel); the
+        # wrapper runs unsloth_zoo's fused linear log-probs and hands TRL's kernel only the calls it cannot serve
+        return "unsloth_zoo fused_linear_logprobs (Unsloth's kernel in TRL's slot)"
+    if kernel is not None:
         return "trl ChunkedLogProbFunction (Triton)"
     trl_utils._ChunkedLogProbFunction = TorchChunkedLogProb
     return "vramlab TorchChunkedLogProb (torch port; Triton unavailable)"

@@ -138,8 +138,8 @@ def _make_trainer(settings: dict[str, Any], runtime: Runtime, model: Any, tokeni
     trainer = trainer_class(model=model, args=config, train_dataset=Dataset.from_dict(training.columns()),
                             processing_class=tokenizer,
                             callbacks=[*trackers.callbacks(), _loss_logger(outputs["metrics"]["loss"])])
-    # lm_head_loss: the implementation TRL's chunked LM head would use; it computes the loss only on the
-    # loss path `trl-chunked` (harness/techniques/loss_path.py)
+    # lm_head_loss: the kernel in TRL's chunked LM head (Unsloth's where importing Unsloth replaced TRL's); it
+    # computes the loss only on the loss path `trl-chunked` (harness/techniques/loss_path.py)
     outputs["trainer"] = {"loss_type": config.loss_type, "optim": config.optim, "lm_head_loss": lm_head_loss,
                           "gradient_checkpointing": config.gradient_checkpointing,
                           "completion_only_loss": config.completion_only_loss}

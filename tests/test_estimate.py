@@ -234,3 +234,19 @@ def test_a_tiled_mlp_keeps_no_intermediate_wide_tensor_of_the_whole_sequence():
     # its largest full-length tensor is an fp32 gradient of hidden size, not an intermediate-size activation
     fragmentation = component(tiled, "allocator fragmentation")
     assert 4 * 4096 * 65536 <= fragmentation < 2 * 12288 * 65536
+
+
+def test_unsloth_serves_trls_lm_head_with_its_own_kernel():
+    # committed gpu-check: the same tiny cell allocates 135 MiB on the Hugging Face path, TRL's 1,024 x 32,768
+    # bf16 tile among them, and 85 MiB on Unsloth's, whose kernel holds one fp32 chunk of the 2,048-entry vocabulary
+    settings = {"model": "arch:tiny-llama", "context": 1024, "quantization": "none", "checkpointing": "off"}
+    hf, unsloth = estimate_cell(cell(**settings, kernels="none")), estimate_cell(cell(**settings, kernels="unsloth"))
+    hidden, tokens = 64, 1024
+    logits_chunk = 4 * tokens * 2048
+    assert component(unsloth, "working tensors at the peak") == 4 * 2 * hidden * tokens + logits_chunk + 4 * 8 * tokens
+    assert "unsloth_zoo" in next(c.detail for c in unsloth.components if c.name == "working tensors at the peak")
+    assert component(hf, "working tensors at the peak") > tokens * 32768 * 2
+    # the model's own forward on the Unsloth path keeps its fused cross-entropy (the loss_path axis)
+    fused = estimate_cell(cell(**settings, kernels="unsloth", loss_path="unsloth-fused-ce"))
+    assert "unsloth_zoo" not in next(c.detail for c in fused.components if c.name == "working tensors at the peak")
+

@@ -7,7 +7,7 @@ import torch
 
 from harness import data
 from harness.budget import Budget
-from harness.lm_head_loss import TorchChunkedLogProb
+from harness.lm_head_loss import TorchChunkedLogProb, ensure_lm_head_loss
 from harness.techniques.vocabulary import choose_kept
 from harness.token_map import byte_level_symbols
 from harness.trackers import summarize_steps
@@ -126,3 +126,19 @@ def test_slicing_the_vocabulary_keeps_the_modules_and_the_hooks_a_library_put_on
     assert embedding.num_embeddings == head.out_features == model.config.vocab_size == 3
     logits = model(torch.tensor([[0, 2, 1]])).logits
     assert seen == [(1, 3, 16)] and logits.shape == (1, 3, 3)
+
+
+def test_the_record_names_unsloths_kernel_where_unsloth_put_it_in_trls_slot(monkeypatch):
+    from trl.trainer import utils as trl_utils
+
+    class UnslothWrapper:  # how unsloth/models/rl.py's _UnslothFusedLinearHead marks the TRL kernel it wraps
+        _unsloth_fused_linear = True
+
+    class TrlKernel:
+        pass
+
+    monkeypatch.setattr(trl_utils, "_ChunkedLogProbFunction", UnslothWrapper())
+    assert ensure_lm_head_loss() == "unsloth_zoo fused_linear_logprobs (Unsloth's kernel in TRL's slot)"
+    monkeypatch.setattr(trl_utils, "_ChunkedLogProbFunction", TrlKernel)
+    assert ensure_lm_head_loss() == "trl ChunkedLogProbFunction (Triton)"
+

@@ -317,7 +317,10 @@ def head_moment(m: ModelFacts, settings: dict[str, Any], tokens: int, vocab: int
         held, scores = (LAYER_INPUT.sizes(w, tokens) * m.layers if mode == "on" else []), 0
         detail = f"{m.layers} layer inputs kept on the device" if mode == "on" else "none on the device"
     path = settings["loss_path"]
-    head, head_detail = LOSS_PATH_WORKING[path](m, tokens, vocab, w)
+    working = LOSS_PATH_WORKING[path]
+    if path == "trl-chunked" and settings["kernels"] == "unsloth":
+        working = unsloth_logprob_working  # TRL's LM head, Unsloth's kernel in it
+    head, head_detail = working(m, tokens, vocab, w)
     return Moment(f"backward through the LM head and loss ({path})", sum(held) + scores, detail, sum(head),
                   head_detail, settings["grad_accum"] > 1, held + head)
 
@@ -351,17 +354,36 @@ UNSLOTH_MAX_ROWS = 4096
 UNSLOTH_CHUNK_BYTES = 2 * 2**30
 
 
-def unsloth_fused_ce_working(m: ModelFacts, tokens: int, vocab: int, w: dict[str, int]) -> tuple[list[int], str]:
-    # unsloth_zoo's fused linear cross-entropy (fused_linear_rows): chunks of the largest power of two at or
-    # below T x H / V tokens, at least about _MIN_LOGITS / V and at most 4,096, and within 2 GiB of fp32 logits;
-    # fp32 logits of a chunk and their gradient, the input's gradient accumulated in fp32 and cast back
-    rows = _power_of_2_at_most(tokens * w["h"] / vocab)
+def unsloth_chunk_rows(tokens: int, hidden: int, vocab: int) -> int:
+    """unsloth_zoo's fused linear kernels' chunk (fused_linear_rows): the largest power of two at or below
+    T x H / V tokens, at least about _MIN_LOGITS / V and at most 4,096, and within 2 GiB of fp32 logits."""
+    rows = _power_of_2_at_most(tokens * hidden / vocab)
     floor = _power_of_2_at_most(UNSLOTH_MIN_LOGITS / vocab)
     rows = min(max(rows, min(max(floor, 512), UNSLOTH_MAX_ROWS)), UNSLOTH_MAX_ROWS)
-    rows = max(min(rows, UNSLOTH_CHUNK_BYTES // (vocab * FP32), tokens), 1)
+    return max(min(rows, UNSLOTH_CHUNK_BYTES // (vocab * FP32), tokens), 1)
+
+
+def unsloth_fused_ce_working(m: ModelFacts, tokens: int, vocab: int, w: dict[str, int]) -> tuple[list[int], str]:
+    # unsloth_zoo's fused linear cross-entropy: fp32 logits of a chunk and their gradient, the input's gradient
+    # accumulated in fp32 and cast back
+    rows = unsloth_chunk_rows(tokens, w["h"], vocab)
     head = [BF16 * w["h"] * tokens, FP32 * w["h"] * tokens, BF16 * w["h"] * tokens, FP32 * tokens,
             FP32 * rows * vocab, FP32 * rows * vocab]
     return head, f"the input's fp32 gradient, a {rows:,} x {vocab:,} fp32 logits chunk and its gradient"
+
+
+def unsloth_logprob_working(m: ModelFacts, tokens: int, vocab: int, w: dict[str, int]) -> tuple[list[int], str]:
+    # On the Unsloth path TRL's LM head does not run TRL's kernel: importing Unsloth puts unsloth_zoo's fused
+    # linear log-probs in its slot (unsloth/models/rl.py: patch_trl_fused_lm_head_kernel). One fp32 logits
+    # buffer of a chunk, padded to a multiple of 8 columns, serves every chunk and takes each chunk's gradient
+    # in place; the hidden states' gradient is made during the forward, in their dtype (fused_linear.py:
+    # _Buffers, want_u). Its peak is that forward: the final RMSNorm's input and output, TRL's masked copy of
+    # the output and its gradient, the logits buffer, the per-token statistics.
+    rows = unsloth_chunk_rows(tokens, w["h"], vocab)
+    columns = -(-vocab // 8) * 8
+    head = [BF16 * w["h"] * tokens] * 4 + [FP32 * rows * columns, FP32 * TRL_PER_TOKEN_FP32 * tokens]
+    return head, (f"the hidden states, their gradient made in the forward, a {rows:,} x {vocab:,} fp32 logits "
+                  "chunk (unsloth_zoo's kernel in TRL's slot)")
 
 
 def next_power_of_2(x: int) -> int:
