@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, BinaryIO
 
 from harness import gc_freeze
 from harness.supervise import cuda_present, running
@@ -206,6 +206,20 @@ def stop_spares() -> None:
             os.kill(int(info["pid"]), signal.SIGTERM)
 
 
+SPARES_LOG_BYTES = 8 * 2**20
+
+
+def open_spares_log(folder: Path) -> BinaryIO:
+    """The log the spares write to, for appending; past SPARES_LOG_BYTES it becomes spares.log.1 (replacing
+    the one before), since every cell of every matrix started on this machine adds to it. Spares already
+    running keep writing to the file they were given, under its new name."""
+    path = folder / "spares.log"
+    with contextlib.suppress(FileNotFoundError):
+        if path.stat().st_size > SPARES_LOG_BYTES:
+            path.replace(path.with_name("spares.log.1"))
+    return open(path, "ab")
+
+
 def launch_spares(kinds: list[str]) -> list[int]:
     """Start a spare of each kind that has none alive; they outlive this process on purpose. Their pids."""
     folder = pool()
@@ -216,7 +230,7 @@ def launch_spares(kinds: list[str]) -> list[int]:
     for kind in kinds:
         if kind in have:
             continue
-        with open(folder / "spares.log", "ab") as out:
+        with open_spares_log(folder) as out:
             out.write(f"[{time.strftime('%H:%M:%S')}] run-cell {os.getpid()} starts a spare ({kind})\n".encode())
             out.flush()
             spare = subprocess.Popen([sys.executable, "-m", "harness", "spare", "--kind", kind, "--launcher",

@@ -197,3 +197,16 @@ def test_a_warm_cell_is_supervised_as_a_fresh_one(tmp_path, cache_dir):
     while not (gone(worker) and gone(helper)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert gone(worker) and gone(helper)
+
+
+def test_the_spares_log_is_rotated_once_it_is_large(tmp_path, monkeypatch):
+    monkeypatch.setattr(warm_start, "SPARES_LOG_BYTES", 100)
+    log, older = tmp_path / "spares.log", tmp_path / "spares.log.1"
+    with warm_start.open_spares_log(tmp_path) as out:  # none yet: made
+        out.write(b"x" * 80)
+    with warm_start.open_spares_log(tmp_path) as out:  # under the limit: appended to
+        out.write(b"y" * 80)
+    assert log.read_bytes() == b"x" * 80 + b"y" * 80 and not older.exists()
+    with warm_start.open_spares_log(tmp_path) as out:  # over it: kept as spares.log.1, a new one begun
+        out.write(b"z")
+    assert older.read_bytes() == b"x" * 80 + b"y" * 80 and log.read_bytes() == b"z"
