@@ -16,6 +16,11 @@ Triton kernels they share, and the folder of code Unsloth compiles in each side'
 
 Writes OUT/before/<id>.json, OUT/after/<id>.json, OUT/walls.tsv (the wall time of each `vramlab run-cell` as
 seen from here) and OUT/comparison.md.
+
+With `--gpus N` the cells are dealt in turn to N streams, one per GPU of the machine (CUDA_VISIBLE_DEVICES=k),
+each run as above by a process of its own writing to OUT/gpu-k (its primers included); when all have ended
+their files are gathered into OUT and compared together. A cell's before and after runs stay on one GPU, and
+each stream's spares are its own (CUDA_VISIBLE_DEVICES is part of a spare's key).
 """
 
 from __future__ import annotations
@@ -55,7 +60,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--cell", action="append", help="only these cells (ids or names), in this order; default: all")
     p.add_argument("--primer", action="append", default=[], help="cells run first by each side, unrecorded")
+    p.add_argument("--gpus", type=int, default=1, help="streams, one per GPU, the cells dealt to them in turn")
     args = p.parse_args(argv)
+    if args.gpus < 1:
+        p.error("--gpus must be at least 1")
     cells = {c.cell_id: c for c in expand(args.matrix)}
     by_name = {c.name: c.cell_id for c in cells.values()}
     unknown = [x for x in (args.cell or []) + args.primer if x not in cells and x not in by_name]
@@ -63,6 +71,9 @@ def main(argv: list[str] | None = None) -> None:
         p.error(f"{args.matrix} has no cell {', '.join(unknown)} (give ids or names)")
     order = [by_name.get(x, x) for x in args.cell] if args.cell else list(cells)
     args.primer = [by_name.get(x, x) for x in args.primer]
+    if args.gpus > 1:
+        run_streams(args, order)
+        return
     kinds = warm_start.kinds_for({name_for(c.settings) for c in cells.values() if warm_start.applies_to(c.settings)})
     before_tree = args.before_tree.resolve()
     matrix = str(Path(args.matrix).resolve()) if Path(args.matrix).is_file() else args.matrix
@@ -91,6 +102,35 @@ def main(argv: list[str] | None = None) -> None:
             (out / "walls.tsv").write_text("\n".join(walls) + "\n")
     finally:
         warm_start.stop_spares()
+    (out / "comparison.md").write_text(comparison(load(out)))
+    print((out / "comparison.md").read_text())
+
+
+def run_streams(args: argparse.Namespace, order: list[str]) -> None:
+    """One process of this script per GPU, each with every `gpus`-th cell; then their files in one folder."""
+    out = args.out.resolve()
+    streams = []
+    for k in range(args.gpus):
+        cells = order[k::args.gpus]
+        if not cells:
+            continue
+        command = [sys.executable, str(Path(__file__).resolve()), str(args.matrix), "--before-tree",
+                   str(args.before_tree.resolve()), "--out", str(out / f"gpu-{k}")]
+        command += ["--before-commit", args.before_commit] * bool(args.before_commit)
+        command += [f"--cell={cell_id}" for cell_id in cells] + [f"--primer={cell_id}" for cell_id in args.primer]
+        streams.append(subprocess.Popen(command, env={**os.environ, "CUDA_VISIBLE_DEVICES": str(k)}))
+    failed = [k for k, stream in enumerate(streams) if stream.wait() != 0]
+    walls = ["variant\tcell_id\tstart\tend"]
+    for folder in sorted(out.glob("gpu-*")):
+        for side in ("before", "after"):
+            (out / side).mkdir(parents=True, exist_ok=True)
+            for result in sorted((folder / side).glob("*.json")):
+                result.replace(out / side / result.name)
+        if (folder / "walls.tsv").is_file():
+            walls += (folder / "walls.tsv").read_text().splitlines()[1:]
+    (out / "walls.tsv").write_text("\n".join(walls) + "\n")
+    if failed:
+        raise SystemExit(f"the stream(s) on GPU {', '.join(map(str, failed))} failed; what they finished is in {out}")
     (out / "comparison.md").write_text(comparison(load(out)))
     print((out / "comparison.md").read_text())
 

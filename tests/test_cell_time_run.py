@@ -42,3 +42,29 @@ def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, cache
         assert json.loads(primed.read_text())["records"]["process"]["start"] == "fresh"
     assert "# Cell time before and after: 2 cells" in (out / "comparison.md").read_text()
     assert all(gone(pid) for pid in _spares(cache_dir, "any"))
+
+
+@pytest.mark.slow
+def test_cells_dealt_to_one_stream_per_gpu_are_gathered_and_compared(tmp_path, cache_dir):
+    before = tmp_path / "before"
+    shutil.copytree(REPO / "harness", before / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+    matrix = write_matrix(tmp_path, TINY.format(cells="  - {name: a, context: 32}\n  - {name: b, context: 40}"))
+    out = tmp_path / "out"
+    env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO), "VRAMLAB_WARM_START_CPU": "1",
+           "VRAMLAB_SPARE_IDLE": "4"}
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "cell_time_run.py"), str(matrix),
+                           "--before-tree", str(before), "--out", str(out), "--gpus", "2"],
+                          env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    # one cell per stream, each stream's before and after runs in its own folder, gathered into one
+    streams = {folder.name: (folder / "walls.tsv").read_text().splitlines()[1:] for folder in out.glob("gpu-*")}
+    assert sorted(streams) == ["gpu-0", "gpu-1"]
+    assert all([line.split("\t")[0] for line in lines] == ["before", "after"] for lines in streams.values())
+    walls = (out / "walls.tsv").read_text().splitlines()
+    assert sorted(walls[1:]) == sorted(streams["gpu-0"] + streams["gpu-1"])
+    for cell_id in {line.split("\t")[1] for line in walls[1:]}:
+        new = json.loads((out / "after" / f"{cell_id}.json").read_text())
+        assert json.loads((out / "before" / f"{cell_id}.json").read_text())["status"] == new["status"] == "ok"
+        assert new["records"]["process"]["start"] == "warm"
+    assert "# Cell time before and after: 2 cells" in (out / "comparison.md").read_text()
+    assert all(gone(pid) for pid in _spares(cache_dir, "any"))
