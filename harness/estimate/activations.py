@@ -55,10 +55,12 @@ def token_widths(m: ModelFacts, settings: dict[str, Any]) -> dict[str, int]:
 
 # Unsloth: fused LoRA kernels for QKV, O and the MLP save only their inputs (and gate/up, recomputing
 # SwiGLU in backward); its RMSNorm saves its input; RoPE is applied in place.
+UNSLOTH_QKV = Tensor("q, k after RoPE and v, saved by attention", "q + kv + kv")
+UNSLOTH_ATTENTION_OUTPUT = Tensor("attention output, saved by attention and the fused LoRA O kernel", "q")
 UNSLOTH_SAVED = (
     Tensor("input RMSNorm output, saved by the fused LoRA QKV kernel", "h"),
-    Tensor("q, k after RoPE and v, saved by attention", "q + kv + kv"),
-    Tensor("attention output, saved by attention and the fused LoRA O kernel", "q"),
+    UNSLOTH_QKV,
+    UNSLOTH_ATTENTION_OUTPUT,
     Tensor("residual after attention, saved by the post-attention RMSNorm", "h"),
     Tensor("post-attention RMSNorm output, saved by the fused LoRA MLP kernel", "h"),
     Tensor("gate and up projections, saved by the fused LoRA MLP kernel", "i", count=2),
@@ -78,10 +80,10 @@ UNSLOTH_WORKING = (
 # harness's probe records the padded shape: 2,176 tokens for a 2,048-token batch in quality-smollm2.)
 UNSLOTH_CUDNN_BUCKET = 128
 UNSLOTH_CUDNN_SAVED = {
-    "q, k after RoPE and v, saved by attention":
+    UNSLOTH_QKV:
         (Tensor("q, k after RoPE and v, padded to Unsloth's cuDNN length bucket, saved by attention",
                 "q + kv + kv", bucketed=True),),
-    "attention output, saved by attention and the fused LoRA O kernel":
+    UNSLOTH_ATTENTION_OUTPUT:
         (Tensor("attention output, padded, saved by cuDNN attention", "q", bucketed=True),
          Tensor("attention output sliced off the padding and copied by the reshape, saved by the fused LoRA O "
                 "kernel", "q")),
@@ -217,7 +219,7 @@ def layer_saved(m: ModelFacts, settings: dict[str, Any], attention: str) -> tupl
     kernels = settings["kernels"]
     saved = LAYER_SAVED[kernels] + (() if kernels == "unsloth" else lora_inputs(settings))
     if kernels == "unsloth" and attention == "cudnn":
-        saved = tuple(n for t in saved for n in UNSLOTH_CUDNN_SAVED.get(t.what, (t,)))
+        saved = tuple(n for t in saved for n in UNSLOTH_CUDNN_SAVED.get(t, (t,)))
     if tiled(settings):
         saved = tuple(t for t in saved if t.what != UNSLOTH_TILED_DROPPED)
     return (*saved, QK_NORM_SAVED[kernels]) if m.model_type in QK_NORM_FAMILIES else saved
