@@ -17,10 +17,11 @@ Triton kernels they share, and the folder of code Unsloth compiles in each side'
 Writes OUT/before/<id>.json, OUT/after/<id>.json, OUT/walls.tsv (the wall time of each `vramlab run-cell` as
 seen from here) and OUT/comparison.md.
 
-With `--gpus N` the cells are dealt in turn to N streams, one per GPU of the machine (CUDA_VISIBLE_DEVICES=k),
-each run as above by a process of its own writing to OUT/gpu-k (its primers included); when all have ended
-their files are gathered into OUT and compared together. A cell's before and after runs stay on one GPU, and
-each stream's spares are its own (CUDA_VISIBLE_DEVICES is part of a spare's key).
+With `--gpus N` the primers are dealt to the GPUs and run side by side first, then the cells are dealt in turn
+to N streams, one per GPU of the machine (CUDA_VISIBLE_DEVICES=k), each run as above by a process of its own
+writing to OUT/gpu-k; when all have ended their files are gathered into OUT and compared together. A cell's
+before and after runs stay on one GPU, and each stream's spares are its own (CUDA_VISIBLE_DEVICES is part of
+a spare's key).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -50,6 +53,38 @@ def run_cell(tree: Path, matrix: str, cell_id: str, out: Path, log: Path, warm: 
     start = time.time()
     subprocess.run(command, cwd=tree, env=env, check=True)
     return start, time.time()
+
+
+@dataclass(frozen=True)
+class Sides:
+    """How each side runs a cell: the before tree on PYTHONPATH (with its commit for its results), the after
+    side from this checkout."""
+    before_tree: Path
+    before_env: dict[str, str]
+    after_env: dict[str, str]
+    matrix: str
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Sides:
+        tree = args.before_tree.resolve()
+        before = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])}
+        if args.before_commit:
+            before["VRAMLAB_GIT_COMMIT"] = args.before_commit
+        matrix = str(Path(args.matrix).resolve()) if Path(args.matrix).is_file() else args.matrix
+        return cls(tree, before, dict(os.environ), matrix)
+
+    def on_gpu(self, k: int) -> Sides:
+        gpu = {"CUDA_VISIBLE_DEVICES": str(k)}
+        return Sides(self.before_tree, {**self.before_env, **gpu}, {**self.after_env, **gpu}, self.matrix)
+
+    def prime(self, primers: list[str], out: Path) -> None:
+        """Each primer once per side, fresh, unrecorded: each tree has its own Unsloth compiled-code folder, and
+        compiler caches are the machine's, so later cells on any GPU find them warm."""
+        (out / "logs").mkdir(parents=True, exist_ok=True)
+        for cell_id in primers:
+            for tree, env, side in ((self.before_tree, self.before_env, "before"), (REPO, self.after_env, "after")):
+                run_cell(tree, self.matrix, cell_id, out / "primer" / side / f"{cell_id}.json",
+                         out / "logs" / f"primer-{side}-{cell_id}.log", False, env)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -75,19 +110,12 @@ def main(argv: list[str] | None = None) -> None:
         run_streams(args, order)
         return
     kinds = warm_start.kinds_for({name_for(c.settings) for c in cells.values() if warm_start.applies_to(c.settings)})
-    before_tree = args.before_tree.resolve()
-    matrix = str(Path(args.matrix).resolve()) if Path(args.matrix).is_file() else args.matrix
-    before_env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(before_tree), os.environ.get("PYTHONPATH", "")])}
-    if args.before_commit:
-        before_env["VRAMLAB_GIT_COMMIT"] = args.before_commit
-    after_env = dict(os.environ)
+    sides = Sides.of(args)
     out = args.out.resolve()
     os.chdir(REPO)  # where the after side runs: a spare serves only a client in its own folder
     (out / "logs").mkdir(parents=True, exist_ok=True)
-    for cell_id in args.primer:  # each side once, fresh: each tree has its own Unsloth compiled-code folder
-        for tree, env, side in ((before_tree, before_env, "before"), (REPO, after_env, "after")):
-            run_cell(tree, matrix, cell_id, out / "primer" / side / f"{cell_id}.json",
-                     out / "logs" / f"primer-{side}-{cell_id}.log", False, env)
+    sides.prime(args.primer, out)
+    before_tree, before_env, after_env, matrix = sides.before_tree, sides.before_env, sides.after_env, sides.matrix
     walls = ["variant\tcell_id\tstart\tend"]
     try:
         for cell_id in order:
@@ -107,8 +135,12 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run_streams(args: argparse.Namespace, order: list[str]) -> None:
-    """One process of this script per GPU, each with every `gpus`-th cell; then their files in one folder."""
+    """The primers dealt to the GPUs and run side by side, then one process of this script per GPU, each with
+    every `gpus`-th cell and no primer; then their files in one folder."""
     out = args.out.resolve()
+    sides = Sides.of(args)
+    with ThreadPoolExecutor(args.gpus) as pool:
+        list(pool.map(lambda k: sides.on_gpu(k).prime(args.primer[k::args.gpus], out / f"gpu-{k}"), range(args.gpus)))
     streams = []
     for k in range(args.gpus):
         cells = order[k::args.gpus]
@@ -117,7 +149,7 @@ def run_streams(args: argparse.Namespace, order: list[str]) -> None:
         command = [sys.executable, str(Path(__file__).resolve()), str(args.matrix), "--before-tree",
                    str(args.before_tree.resolve()), "--out", str(out / f"gpu-{k}")]
         command += ["--before-commit", args.before_commit] * bool(args.before_commit)
-        command += [f"--cell={cell_id}" for cell_id in cells] + [f"--primer={cell_id}" for cell_id in args.primer]
+        command += [f"--cell={cell_id}" for cell_id in cells]
         streams.append(subprocess.Popen(command, env={**os.environ, "CUDA_VISIBLE_DEVICES": str(k)}))
     failed = [k for k, stream in enumerate(streams) if stream.wait() != 0]
     walls = ["variant\tcell_id\tstart\tend"]

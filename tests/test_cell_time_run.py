@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from harness.matrix import expand
 from tests.conftest import REPO, TINY, write_matrix
 from tests.test_warm_start import _spares, gone
 
@@ -48,12 +49,14 @@ def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, cache
 def test_cells_dealt_to_one_stream_per_gpu_are_gathered_and_compared(tmp_path, cache_dir):
     before = tmp_path / "before"
     shutil.copytree(REPO / "harness", before / "harness", ignore=shutil.ignore_patterns("__pycache__"))
-    matrix = write_matrix(tmp_path, TINY.format(cells="  - {name: a, context: 32}\n  - {name: b, context: 40}"))
+    matrix = write_matrix(tmp_path, TINY.format(cells="  - {name: a, context: 32}\n  - {name: b, context: 40}\n"
+                                                      "  - {name: p, context: 24}"))
     out = tmp_path / "out"
     env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO), "VRAMLAB_WARM_START_CPU": "1",
            "VRAMLAB_SPARE_IDLE": "4"}
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "cell_time_run.py"), str(matrix),
-                           "--before-tree", str(before), "--out", str(out), "--gpus", "2"],
+                           "--before-tree", str(before), "--out", str(out), "--gpus", "2", "--primer", "p",
+                           "--cell", "a", "--cell", "b"],
                           env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     # one cell per stream, each stream's before and after runs in its own folder, gathered into one
@@ -66,5 +69,10 @@ def test_cells_dealt_to_one_stream_per_gpu_are_gathered_and_compared(tmp_path, c
         new = json.loads((out / "after" / f"{cell_id}.json").read_text())
         assert json.loads((out / "before" / f"{cell_id}.json").read_text())["status"] == new["status"] == "ok"
         assert new["records"]["process"]["start"] == "warm"
+    # the one primer ran once per side, before the streams, on the first GPU, and is not compared
+    cells = {cell.name: cell.cell_id for cell in expand(str(matrix))}
+    assert [sorted(p.name for p in (out / "gpu-0" / "primer" / side).glob("*.json")) for side in ("before", "after")] \
+        == [[f"{cells['p']}.json"]] * 2
+    assert not (out / "gpu-1" / "primer").exists()
     assert "# Cell time before and after: 2 cells" in (out / "comparison.md").read_text()
     assert all(gone(pid) for pid in _spares(cache_dir, "any"))
