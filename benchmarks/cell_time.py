@@ -42,7 +42,7 @@ def load(folder: Path) -> pd.DataFrame:
                          "measured": phases.get("measured_steps") or 0.0,
                          "start": result.records.get("process", {}).get("start", "fresh"),
                          "bytecode": bool(result.records.get("process", {}).get("bytecode_cache")),
-                         "commit": (result.environment.git.commit or "")[:7] or None if result.environment else None,
+                         "commit": ((result.environment.git.commit or "")[:7] or None) if result.environment else None,
                          "peak_device": metrics.get("peak_device_bytes"),
                          "peak_host": metrics.get("peak_host_unmapped_bytes"),
                          "step": metrics.get("median_step_seconds"),

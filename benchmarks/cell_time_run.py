@@ -115,16 +115,15 @@ def main(argv: list[str] | None = None) -> None:
     os.chdir(REPO)  # where the after side runs: a spare serves only a client in its own folder
     (out / "logs").mkdir(parents=True, exist_ok=True)
     sides.prime(args.primer, out)
-    before_tree, before_env, after_env, matrix = sides.before_tree, sides.before_env, sides.after_env, sides.matrix
     walls = ["variant\tcell_id\tstart\tend"]
     try:
         for cell_id in order:
-            start, end = run_cell(before_tree, matrix, cell_id, out / "before" / f"{cell_id}.json",
-                                  out / "logs" / f"before-{cell_id}.log", False, before_env)
+            start, end = run_cell(sides.before_tree, sides.matrix, cell_id, out / "before" / f"{cell_id}.json",
+                                  out / "logs" / f"before-{cell_id}.log", False, sides.before_env)
             walls.append(f"before\t{cell_id}\t{start:.3f}\t{end:.3f}")
             warm_start.wait_until_ready(warm_start.launch_spares(kinds), SPARE_WAIT_SECONDS)
-            start, end = run_cell(REPO, matrix, cell_id, out / "after" / f"{cell_id}.json",
-                                  out / "logs" / f"after-{cell_id}.log", True, after_env)
+            start, end = run_cell(REPO, sides.matrix, cell_id, out / "after" / f"{cell_id}.json",
+                                  out / "logs" / f"after-{cell_id}.log", True, sides.after_env)
             walls.append(f"after\t{cell_id}\t{start:.3f}\t{end:.3f}")
             warm_start.stop_spares()
             (out / "walls.tsv").write_text("\n".join(walls) + "\n")

@@ -151,7 +151,7 @@ def _driver_state() -> str | None:
 
 def started_how() -> dict[str, Any]:
     """For the measuring process's result: how its process started, and where its bytecode came from."""
-    from harness import bytecode, gc_freeze
+    from harness import bytecode
 
     try:
         record = json.loads(os.environ.get(RECORD_ENV) or "null")

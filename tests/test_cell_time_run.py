@@ -16,8 +16,9 @@ from tests.conftest import REPO, TINY, write_matrix
 from tests.test_warm_start import _spares, gone
 
 
-@pytest.mark.slow
-def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, cache_dir):
+def run_benchmark(tmp_path, cache_dir, *options: str) -> tuple:
+    """cell_time_run.py on cells a, b and primer p of a tiny CPU matrix, its before tree a copy of this harness:
+    (its output folder, the matrix file)."""
     before = tmp_path / "before"
     shutil.copytree(REPO / "harness", before / "harness", ignore=shutil.ignore_patterns("__pycache__"))
     matrix = write_matrix(tmp_path, TINY.format(cells="  - {name: a, context: 32}\n  - {name: b, context: 40}\n"
@@ -26,10 +27,16 @@ def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, cache
     env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO), "VRAMLAB_WARM_START_CPU": "1",
            "VRAMLAB_SPARE_IDLE": "4"}
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "cell_time_run.py"), str(matrix),
-                           "--before-tree", str(before), "--before-commit", "0123456", "--out", str(out),
-                           "--primer", "p", "--cell", "a", "--cell", "b"],
+                           "--before-tree", str(before), "--out", str(out), "--primer", "p", "--cell", "a",
+                           "--cell", "b", *options],
                           env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return out, matrix
+
+
+@pytest.mark.slow
+def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, cache_dir):
+    out, _ = run_benchmark(tmp_path, cache_dir, "--before-commit", "0123456")
     walls = (out / "walls.tsv").read_text().splitlines()
     assert [line.split("\t")[0] for line in walls] == ["variant", "before", "after", "before", "after"]
     for cell_id in {line.split("\t")[1] for line in walls[1:]}:
@@ -47,18 +54,7 @@ def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, cache
 
 @pytest.mark.slow
 def test_cells_dealt_to_one_stream_per_gpu_are_gathered_and_compared(tmp_path, cache_dir):
-    before = tmp_path / "before"
-    shutil.copytree(REPO / "harness", before / "harness", ignore=shutil.ignore_patterns("__pycache__"))
-    matrix = write_matrix(tmp_path, TINY.format(cells="  - {name: a, context: 32}\n  - {name: b, context: 40}\n"
-                                                      "  - {name: p, context: 24}"))
-    out = tmp_path / "out"
-    env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO), "VRAMLAB_WARM_START_CPU": "1",
-           "VRAMLAB_SPARE_IDLE": "4"}
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "cell_time_run.py"), str(matrix),
-                           "--before-tree", str(before), "--out", str(out), "--gpus", "2", "--primer", "p",
-                           "--cell", "a", "--cell", "b"],
-                          env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out, matrix = run_benchmark(tmp_path, cache_dir, "--gpus", "2")
     # one cell per stream, each stream's before and after runs in its own folder, gathered into one
     streams = {folder.name: (folder / "walls.tsv").read_text().splitlines()[1:] for folder in out.glob("gpu-*")}
     assert sorted(streams) == ["gpu-0", "gpu-1"]
