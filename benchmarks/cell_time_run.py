@@ -17,11 +17,14 @@ Triton kernels they share, and the folder of code Unsloth compiles in each side'
 Writes OUT/before/<id>.json, OUT/after/<id>.json, OUT/walls.tsv (the wall time of each `vramlab run-cell` as
 seen from here) and OUT/comparison.md.
 
-With `--gpus N` the primers are dealt to the GPUs and run side by side first, then the cells are dealt in turn
-to N streams, one per GPU of the machine (CUDA_VISIBLE_DEVICES=k), each run as above by a process of its own
-writing to OUT/gpu-k; when all have ended their files are gathered into OUT and compared together. A cell's
-before and after runs stay on one GPU, and each stream's spares are its own (CUDA_VISIBLE_DEVICES is part of
-a spare's key).
+With `--gpus N` (and `--per-gpu M`, default 1) the primers are dealt to N*M streams and run side by side
+first, then the cells are dealt in turn to the streams, stream k on GPU k mod N (CUDA_VISIBLE_DEVICES), each
+run as above by a process of its own writing to OUT/stream-k; when all have ended their files are gathered into
+OUT and compared together. A cell's before and after runs stay in one stream, back to back, and each stream's
+spares are its own (its number is in the environment, which is part of a spare's key). Streams that share a GPU
+contend for it, and for the CPU: a phase of either side may overlap any phase of another stream, so timings are
+noisier than with one stream per GPU, alike for both sides. Peaks are unaffected: each process is judged on its
+own device memory (NVML, by process) and capped by its own allocator.
 """
 
 from __future__ import annotations
@@ -44,6 +47,14 @@ from harness.backends import name_for  # noqa: E402
 from harness.matrix import expand  # noqa: E402
 
 SPARE_WAIT_SECONDS = 600.0
+
+
+STREAM_ENV = "VRAMLAB_CELL_TIME_STREAM"
+
+
+def stream_env(k: int, gpus: int) -> dict[str, str]:
+    """Stream k's GPU, and its number: streams sharing a GPU must not take or stop each other's spares."""
+    return {"CUDA_VISIBLE_DEVICES": str(k % gpus), STREAM_ENV: str(k)}
 
 
 def run_cell(tree: Path, matrix: str, cell_id: str, out: Path, log: Path, warm: bool,
@@ -73,9 +84,9 @@ class Sides:
         matrix = str(Path(args.matrix).resolve()) if Path(args.matrix).is_file() else args.matrix
         return cls(tree, before, dict(os.environ), matrix)
 
-    def on_gpu(self, k: int) -> Sides:
-        gpu = {"CUDA_VISIBLE_DEVICES": str(k)}
-        return Sides(self.before_tree, {**self.before_env, **gpu}, {**self.after_env, **gpu}, self.matrix)
+    def on_stream(self, k: int, gpus: int) -> Sides:
+        where = stream_env(k, gpus)
+        return Sides(self.before_tree, {**self.before_env, **where}, {**self.after_env, **where}, self.matrix)
 
     def prime(self, primers: list[str], out: Path) -> None:
         """Each primer once per side, fresh, unrecorded: each tree has its own Unsloth compiled-code folder, and
@@ -95,10 +106,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--cell", action="append", help="only these cells (ids or names), in this order; default: all")
     p.add_argument("--primer", action="append", default=[], help="cells run first by each side, unrecorded")
-    p.add_argument("--gpus", type=int, default=1, help="streams, one per GPU, the cells dealt to them in turn")
+    p.add_argument("--gpus", type=int, default=1, help="GPUs to deal the cells to, in turn, one stream per GPU")
+    p.add_argument("--per-gpu", type=int, default=1, help="streams on each GPU (they contend for it)")
     args = p.parse_args(argv)
-    if args.gpus < 1:
-        p.error("--gpus must be at least 1")
+    if args.gpus < 1 or args.per_gpu < 1:
+        p.error("--gpus and --per-gpu must be at least 1")
     cells = {c.cell_id: c for c in expand(args.matrix)}
     by_name = {c.name: c.cell_id for c in cells.values()}
     unknown = [x for x in (args.cell or []) + args.primer if x not in cells and x not in by_name]
@@ -106,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
         p.error(f"{args.matrix} has no cell {', '.join(unknown)} (give ids or names)")
     order = [by_name.get(x, x) for x in args.cell] if args.cell else list(cells)
     args.primer = [by_name.get(x, x) for x in args.primer]
-    if args.gpus > 1:
+    if args.gpus * args.per_gpu > 1:
         run_streams(args, order)
         return
     kinds = warm_start.kinds_for({name_for(c.settings) for c in cells.values() if warm_start.applies_to(c.settings)})
@@ -134,25 +146,27 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run_streams(args: argparse.Namespace, order: list[str]) -> None:
-    """The primers dealt to the GPUs and run side by side, then one process of this script per GPU, each with
-    every `gpus`-th cell and no primer; then their files in one folder."""
+    """The primers dealt to the streams and run side by side, then one process of this script per stream, each
+    with every n-th cell and no primer; then their files in one folder."""
     out = args.out.resolve()
     sides = Sides.of(args)
-    with ThreadPoolExecutor(args.gpus) as pool:
-        list(pool.map(lambda k: sides.on_gpu(k).prime(args.primer[k::args.gpus], out / f"gpu-{k}"), range(args.gpus)))
+    n = args.gpus * args.per_gpu
+    with ThreadPoolExecutor(n) as pool:
+        list(pool.map(lambda k: sides.on_stream(k, args.gpus).prime(args.primer[k::n], out / f"stream-{k}"),
+                      range(n)))
     streams = []
-    for k in range(args.gpus):
-        cells = order[k::args.gpus]
+    for k in range(n):
+        cells = order[k::n]
         if not cells:
             continue
         command = [sys.executable, str(Path(__file__).resolve()), str(args.matrix), "--before-tree",
-                   str(args.before_tree.resolve()), "--out", str(out / f"gpu-{k}")]
+                   str(args.before_tree.resolve()), "--out", str(out / f"stream-{k}")]
         command += ["--before-commit", args.before_commit] * bool(args.before_commit)
         command += [f"--cell={cell_id}" for cell_id in cells]
-        streams.append(subprocess.Popen(command, env={**os.environ, "CUDA_VISIBLE_DEVICES": str(k)}))
+        streams.append(subprocess.Popen(command, env={**os.environ, **stream_env(k, args.gpus)}))
     failed = [k for k, stream in enumerate(streams) if stream.wait() != 0]
     walls = ["variant\tcell_id\tstart\tend"]
-    for folder in sorted(out.glob("gpu-*")):
+    for folder in sorted(out.glob("stream-*")):
         for side in ("before", "after"):
             (out / side).mkdir(parents=True, exist_ok=True)
             for result in sorted((folder / side).glob("*.json")):
@@ -161,7 +175,7 @@ def run_streams(args: argparse.Namespace, order: list[str]) -> None:
             walls += (folder / "walls.tsv").read_text().splitlines()[1:]
     (out / "walls.tsv").write_text("\n".join(walls) + "\n")
     if failed:
-        raise SystemExit(f"the stream(s) on GPU {', '.join(map(str, failed))} failed; what they finished is in {out}")
+        raise SystemExit(f"stream(s) {', '.join(map(str, failed))} failed; what they finished is in {out}")
     (out / "comparison.md").write_text(comparison(load(out)))
     print((out / "comparison.md").read_text())
 

@@ -53,22 +53,24 @@ def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, cache
 
 
 @pytest.mark.slow
-def test_cells_dealt_to_one_stream_per_gpu_are_gathered_and_compared(tmp_path, cache_dir):
-    out, matrix = run_benchmark(tmp_path, cache_dir, "--gpus", "2")
-    # one cell per stream, each stream's before and after runs in its own folder, gathered into one
-    streams = {folder.name: (folder / "walls.tsv").read_text().splitlines()[1:] for folder in out.glob("gpu-*")}
-    assert sorted(streams) == ["gpu-0", "gpu-1"]
+def test_cells_dealt_to_two_streams_on_one_gpu_are_gathered_and_compared(tmp_path, cache_dir):
+    out, matrix = run_benchmark(tmp_path, cache_dir, "--gpus", "1", "--per-gpu", "2")
+    # one cell per stream, each stream's before and after runs in its own folder, gathered into one; the two
+    # streams share a device, and each after cell still found its own stream's spare (neither took or stopped
+    # the other's)
+    streams = {folder.name: (folder / "walls.tsv").read_text().splitlines()[1:] for folder in out.glob("stream-*")}
+    assert sorted(streams) == ["stream-0", "stream-1"]
     assert all([line.split("\t")[0] for line in lines] == ["before", "after"] for lines in streams.values())
     walls = (out / "walls.tsv").read_text().splitlines()
-    assert sorted(walls[1:]) == sorted(streams["gpu-0"] + streams["gpu-1"])
+    assert sorted(walls[1:]) == sorted(streams["stream-0"] + streams["stream-1"])
     for cell_id in {line.split("\t")[1] for line in walls[1:]}:
         new = json.loads((out / "after" / f"{cell_id}.json").read_text())
         assert json.loads((out / "before" / f"{cell_id}.json").read_text())["status"] == new["status"] == "ok"
         assert new["records"]["process"]["start"] == "warm"
-    # the one primer ran once per side, before the streams, on the first GPU, and is not compared
+    # the one primer ran once per side, before the streams, in the first, and is not compared
     cells = {cell.name: cell.cell_id for cell in expand(str(matrix))}
-    assert [sorted(p.name for p in (out / "gpu-0" / "primer" / side).glob("*.json")) for side in ("before", "after")] \
-        == [[f"{cells['p']}.json"]] * 2
-    assert not (out / "gpu-1" / "primer").exists()
+    primed = [sorted(p.name for p in (out / "stream-0" / "primer" / s).glob("*.json")) for s in ("before", "after")]
+    assert primed == [[f"{cells['p']}.json"]] * 2
+    assert not (out / "stream-1" / "primer").exists()
     assert "# Cell time before and after: 2 cells" in (out / "comparison.md").read_text()
     assert all(gone(pid) for pid in _spares(cache_dir, "any"))
