@@ -45,11 +45,16 @@ def test_unsloths_import_is_what_the_readme_says_of_the_unsloth_cells():
 MATRIX = REPO / "results" / "benchmarks" / "cell-time-seed-16gb"
 
 
-def test_the_whole_matrix_comparison_is_what_its_files_and_the_readme_say():
-    assert comparison(load(MATRIX)) == (MATRIX / "comparison.md").read_text()
-    table = load(MATRIX)
+def compared(folder):
+    """A sitting's before and after rows by cell, its table checked to give its committed comparison."""
+    table = load(folder)
+    assert comparison(table) == (folder / "comparison.md").read_text()
     before = table[table.variant == "before"].set_index("cell_id")
-    after = table[table.variant == "after"].set_index("cell_id").loc[before.index]
+    return before, table[table.variant == "after"].set_index("cell_id").loc[before.index]
+
+
+def test_the_whole_matrix_comparison_is_what_its_files_and_the_readme_say():
+    before, after = compared(MATRIX)
     assert len(before) == 17  # every cell of seed-16gb that runs (liger-and-unsloth is a declared skip)
     assert (before["peak_device"] == after["peak_device"]).all() and (before["status"] == after["status"]).all()
     assert (before["start"] == "fresh").all() and (after["start"] == "warm").sum() == 14
@@ -68,10 +73,7 @@ GC_FREEZE = REPO / "results" / "benchmarks" / "cell-time-gc-freeze"
 
 def test_the_gc_freeze_sitting_is_what_its_files_and_the_readme_say():
     first = GC_FREEZE / "first-start"
-    assert comparison(load(first)) == (first / "comparison.md").read_text()
-    table = load(first)
-    before = table[table.variant == "before"].set_index("cell_id")
-    after = table[table.variant == "after"].set_index("cell_id").loc[before.index]
+    before, after = compared(first)
     assert len(before) == 6
     assert (before["peak_device"] == after["peak_device"]).all() and (before["status"] == after["status"]).all()
     assert (after["start"] == "warm").all() and (before["start"] == "fresh").all()
@@ -86,3 +88,41 @@ def test_the_gc_freeze_sitting_is_what_its_files_and_the_readme_say():
     for path in sorted(GC_FREEZE.rglob("after/*.json")):
         process = json.loads(path.read_text())["records"]["process"]
         assert process["start"] == "warm" and process["gc_frozen_objects"] > 0
+
+
+ONE_SITTING = REPO / "results" / "benchmarks" / "cell-time-one-sitting"
+
+
+def test_the_one_sitting_comparison_is_what_its_files_and_the_readmes_say():
+    before, after = compared(ONE_SITTING)
+    assert len(before) == 18  # the whole matrix, its declared skip included
+    assert before["peak_device"].equals(after["peak_device"]) and (before["status"] == after["status"]).all()
+    assert (before["start"] == "fresh").all() and (after["start"] == "warm").sum() == 17
+    cut = 1 - after["rest"].sum() / before["rest"].sum()
+    readme = " ".join((REPO / "README.md").read_text().split())
+    smallest = (1 - after["rest"] / before["rest"]).min()
+    assert cut >= 0.40 and f"the smallest cut of a cell is {smallest:.0%}," in readme
+    assert f"from {before['rest'].sum():.1f} s to {after['rest'].sum():.1f} s: **{cut:.0%} less**" in readme
+    runs = before.index[before["status"] != "skipped"]
+    cut_run = 1 - after.loc[runs, "rest"].sum() / before.loc[runs, "rest"].sum()
+    assert f"({cut_run:.0%} on the 17 cells that run" in readme and len(runs) == 17
+    # the 10 cells also measured one stream per GPU: what sharing the GPU did to their cut (read from the
+    # comparisons, since two before files of the second start only stand in its comparison.md)
+    alone = {**rest_column(GC_FREEZE / "first-start"), **rest_column(GC_FREEZE / "second-start")}
+    here = rest_column(ONE_SITTING)
+    assert len(alone) == 10
+
+    def cut_of(rest: dict[str, tuple[float, float]]) -> float:
+        return 1 - sum(rest[c][1] for c in alone) / sum(rest[c][0] for c in alone)
+
+    assert f"gave {cut_of(alone):.0%} less one stream per GPU and {cut_of(here):.0%} less here" in readme
+
+
+def rest_column(folder) -> dict[str, tuple[float, float]]:
+    """A comparison.md's "the rest s" column: cell name -> (before, after)."""
+    lines = (folder / "comparison.md").read_text().splitlines()
+    header = next(line for line in lines if line.startswith("| cell "))
+    column = [c.strip() for c in header.split("|")].index("the rest s")
+    rows = [[c.strip() for c in line.split("|")] for line in lines[lines.index(header) + 2:] if line.startswith("|")]
+    rows = rows[:next((i for i, r in enumerate(rows) if "→" not in r[column]), len(rows))]
+    return {r[1]: tuple(float(x) for x in r[column].split("→")) for r in rows}
