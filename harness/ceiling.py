@@ -13,7 +13,9 @@ The search assumes what the memory of a training step does: more context never n
 context that fits bounds the answer from below and one that does not bounds it from above. A probe that
 neither fits nor runs out of memory (an error, a timeout, a skipped technique) says nothing about memory, and
 the search of that configuration stops there with its reason. Probes already measured are read back, so an
-interrupted search resumes where it was.
+interrupted search resumes where it was; where the kept probes already hold a context that fits next to one that
+does not (one resolution apart), that is the answer without a new probe, whatever the estimate says now (its
+answer, which first brackets a search, changes as the memory model learns).
 """
 
 from __future__ import annotations
@@ -186,11 +188,40 @@ def search(matrix: str, cell: Cell, spec: CeilingSpec, results_dir: Path,
         return result["status"] == "ok"
 
     found.estimated = estimated_ceiling(cell, spec)
+    kept = kept_probes(folder, cell)
+    answer = settled({context: result["status"] == "ok" for context, result in kept.items()}, spec)
+    if answer is not None:
+        found.probes, found.ceiling = kept, answer
+        return found
     try:
         found.ceiling = bisect(fits, spec, found.estimated)
     except Inconclusive as err:
         found.stopped = str(err)
     return found
+
+
+def kept_probes(folder: Path, cell: Cell) -> dict[int, dict[str, Any]]:
+    """The probes of this configuration already in its folder that fit or ran out of memory, by context (a file
+    of other settings, which has another id, is not one of them)."""
+    from harness.results import read
+
+    kept = {}
+    for path in sorted(folder.glob("*.json")):
+        result = read(path).model_dump(mode="json")
+        context = result["config"].get("context")
+        if result["status"] in ("ok", "oom") and probe_cell(cell, context).cell_id == result["cell_id"]:
+            kept[context] = result
+    return kept
+
+
+def settled(fits: dict[int, bool], spec: CeilingSpec) -> int | None:
+    """The answer known probes give on their own: the longest that fits, if the next context up the grid is
+    known not to fit or it is the top of the range; None where a probe is still needed."""
+    good = max((c for c, ok in fits.items() if ok and spec.low <= c <= spec.high), default=None)
+    if good is None:
+        return None
+    above = [c for c, ok in fits.items() if not ok and c > good]
+    return good if good == spec.high or (above and min(above) - good <= spec.resolution) else None
 
 
 def estimated_ceiling(cell: Cell, spec: CeilingSpec) -> int | None:

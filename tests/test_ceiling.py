@@ -135,3 +135,19 @@ def test_a_warm_search_starts_its_probes_as_run_cell_warm_start_does(monkeypatch
     ceiling.run_probe("ceil", cell, 64, out, warm=True)
     ceiling.run_probe("ceil", cell, 64, out)
     assert "--warm-start" in commands[0] and "--warm-start" not in commands[1]
+
+
+@pytest.mark.parametrize(("fits", "expected"), [
+    ({8: True, 9: False}, 8),  # a fit next to a miss: settled
+    ({8: True, 10: False, 12: False}, None),  # 9 is not known yet
+    ({4: True, 8: True, 9: False, 6: False}, 8),  # the longest fit decides; a miss below it says nothing more
+    ({16: True}, 16),  # the top of the range fits
+    ({9: False}, None),
+    ({}, None),
+])
+def test_kept_probes_settle_an_answer_only_next_to_a_miss_or_at_the_top(fits, expected):
+    from harness.ceiling import settled
+
+    spec = CeilingSpec(low=2, high=16, resolution=1)
+    assert settled(fits, spec) == expected
+
