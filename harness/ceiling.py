@@ -307,7 +307,9 @@ def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list
              (f"Bisection over context from {spec.low:,} to {spec.high:,} tokens, to within {spec.resolution:,}: "
               "every probe is a real cell in a fresh process, judged on the whole process's device memory, and "
               f"kept under `results/{matrix}/ceiling/<cell id>/`. The search starts from the memory estimate's "
-              f"answer (`estimated`, `vramlab estimate`), {GUESS_MARGIN:.0%} either side of it.")
+              f"answer (`estimated`, `vramlab estimate`), {GUESS_MARGIN:.0%} either side of it; where the kept "
+              "probes already hold a context that fits next to one that does not, they are the answer, whatever "
+              "the estimate says now.")
              if spec else "No configuration.", "",
              *measured_on(searches), shown.to_markdown(index=False), ""]
     (folder / "ceiling.md").write_text("\n".join(lines))

@@ -151,3 +151,23 @@ def test_kept_probes_settle_an_answer_only_next_to_a_miss_or_at_the_top(fits, ex
     spec = CeilingSpec(low=2, high=16, resolution=1)
     assert settled(fits, spec) == expected
 
+
+def test_the_committed_probes_settle_a_search_whatever_the_estimate_says_now(tmp_path):
+    """The tiled MLP's search started from an estimate of 77,824 tokens; today's estimate would start it
+    elsewhere, at contexts never probed. The kept probes already hold 69,632 ok and 70,656 oom: no probe runs."""
+    import shutil
+
+    from harness import ceiling
+
+    cell = next(c for c in expand("ceiling-16gb") if c.name == "unsloth-offload-tiled-mlp")
+    source = REPO / "results" / "ceiling-16gb" / "ceiling" / cell.cell_id
+    shutil.copytree(source, tmp_path / "ceiling-16gb" / "ceiling" / cell.cell_id)
+
+    def must_not_run(*args):
+        raise AssertionError(f"a probe was run: {args}")
+
+    spec = CeilingSpec(low=8192, high=131072, resolution=1024)
+    found = ceiling.search("ceiling-16gb", cell, spec, tmp_path, run=must_not_run)
+    assert found.ceiling == 69_632 and found.estimated != 77_824
+    assert sorted(found.probes) == sorted(json.loads(p.read_text())["config"]["context"] for p in source.glob("*.json"))
+    assert found.row()["probes"].startswith("69632:ok 70656:oom")

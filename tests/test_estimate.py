@@ -22,7 +22,7 @@ from harness.estimate.outside import (
 from harness.settings import defaults
 
 REPO = Path(__file__).resolve().parent.parent
-GPU_MATRICES = ["seed-16gb", "gpu-check", "quality-smollm2", "ceiling-16gb", "loss-path-16gb"]
+GPU_MATRICES = ["seed-16gb", "gpu-check", "quality-smollm2", "ceiling-16gb", "loss-path-16gb", "memory-history"]
 GPU_RESULTS = [REPO / "results" / name for name in GPU_MATRICES]
 GIB = 2**30
 # the seed's stack (README): NF4, RS-LoRA r16 on all linear layers, paged 8-bit AdamW, flash, offload, Unsloth
@@ -81,7 +81,11 @@ def test_optimizer_state_on_the_device():
     adamw = component(estimate_cell(cell(optimizer="adamw_torch")), "optimizer state on the device")
     eight = component(estimate_cell(cell(optimizer="adamw_8bit")), "optimizer state on the device")
     paged = component(estimate_cell(cell()), "optimizer state on the device")
-    assert adamw == 8 * 43_646_976 and 0.25 < eight / adamw < 0.26 and paged == 0
+    assert adamw == 8 * 43_646_976 and 0.25 < eight / adamw < 0.26
+    # paged: only the states of LoRA matrices under 100,000 elements are on the device, with every block absmax;
+    # per Qwen3-8B layer at rank 16 those are the A of q, k, v, o, gate and up and the B of q, k, v, o and down
+    small = 16 * (6 * 4096 + 3 * 4096 + 2 * 1024)
+    assert paged == 36 * 2 * small + 2 * 4 * 43_646_976 // 256
 
 
 def test_the_peak_moment_of_a_tiny_model_is_the_lm_head_tile():
@@ -101,8 +105,8 @@ def test_the_outside_allocator_constants_are_what_the_committed_results_give():
 def test_every_committed_ok_gpu_cell_is_predicted_within_tolerance():
     found = rows(GPU_RESULTS)
     # 14 ok cells of seed-16gb, 12 of gpu-check, 37 of quality-smollm2, 28 ok probes of ceiling-16gb, 2 ok
-    # cells of loss-path-16gb
-    assert len(found) == 93
+    # cells of loss-path-16gb, 2 probes recorded with the allocator's history
+    assert len(found) == 95
     misses = [f"{r.matrix}/{r.name}: {r.error:+.1%}" for r in found if abs(r.error) > TOLERANCE]
     assert misses == [], misses
 
@@ -228,8 +232,9 @@ def test_unsloth_moves_the_input_embedding_to_the_host_when_its_step_reserve_doe
 
 
 def test_a_tiled_mlp_keeps_no_intermediate_wide_tensor_of_the_whole_sequence():
+    # measured under 16 GiB: the tiled MLP fits up to 69,632 tokens, the untiled one up to 54,272
     plain, tiled = estimate_cell(cell(context=65536)), estimate_cell(cell(context=65536, tiled_mlp="arctic"))
-    assert tiled.total_bytes < plain.total_bytes - 3 * GIB
+    assert tiled.total_bytes < 16 * GIB < plain.total_bytes
     assert "attention" in tiled.peak_moment
     # its largest full-length tensor is an fp32 gradient of hidden size, not an intermediate-size activation
     fragmentation = component(tiled, "allocator fragmentation")

@@ -44,9 +44,9 @@ class Tensor:
 
 def token_widths(m: ModelFacts, settings: dict[str, Any]) -> dict[str, int]:
     """The widths a Tensor's terms name: h hidden, q = heads x head_dim, kv = kv_heads x head_dim,
-    i intermediate, r the LoRA rank."""
+    i intermediate, r the LoRA rank, heads and kv_heads (one value per head)."""
     return {"h": m.hidden_size, "q": m.heads * m.head_dim, "kv": m.kv_heads * m.head_dim,
-            "i": m.intermediate_size, "r": settings["lora_rank"]}
+            "i": m.intermediate_size, "r": settings["lora_rank"], "heads": m.heads, "kv_heads": m.kv_heads}
 
 
 # --- what a decoder layer keeps for its backward, by model path (the `kernels` level) ----------------------
@@ -106,22 +106,32 @@ UNSLOTH_TILED_WORKING = (
     Tensor("one shard's SwiGLU output, recomputed in its backward", "i", per_shard=True),
     Tensor("one shard's gradient of the down projection's input", "i", per_shard=True),
 )
-# With the MLP tiled, the peak moves to the attention's backward in the recomputed layer. What is alive then,
-# read allocation by allocation from `run-cell --memory-history` of Qwen3-8B at 81,920 tokens (Unsloth
-# 2026.10.9, offloaded checkpointing; its embedding on the host, see unsloth_plan.py):
+# With the MLP tiled, the peak moves to the attention's backward in the first layer the backward reaches (the
+# last decoder layer): the fused cross-entropy's gradient of the final hidden states is still alive there, and of
+# the adapter's gradients only that layer's MLP and O projection ones exist. What is alive then, read allocation
+# by allocation from `run-cell --memory-history` of Qwen3-8B at 32,768 and 49,152 tokens (Unsloth 2026.10.9,
+# offloaded checkpointing, FlashAttention-2; results/memory-history/), the same list at both lengths:
 UNSLOTH_TILED_ATTENTION_PEAK = (
-    Tensor("the layer's input brought back from the host, and the embedding output the first layer reads",
-           "h", count=2),
-    Tensor("input RMSNorm output and the residual after attention, recomputed", "h", count=2),
+    Tensor("the layer's input brought back from the host: unsloth_zoo's offloaded checkpointing double-buffers "
+           "it in two device buffers (it does when more than 512 MiB are free, as on the H200)", "h", count=2),
+    Tensor("the embedding output the first layer reads", "h"),
+    Tensor("the two RMSNorm outputs and the residual after attention, recomputed", "h", count=3),
     Tensor("q from the fused LoRA QKV kernel, and q after the fused QK-norm and RoPE", "q", count=2),
-    Tensor("k and v", "kv", count=2),
+    Tensor("k and v from the fused LoRA QKV kernel, and k after the QK-norm and RoPE", "kv", count=3),
     Tensor("attention output", "q"),
-    Tensor("gradient of the final hidden states from the fused cross-entropy, kept through the backward", "h"),
-    Tensor("the offloaded checkpoint's backward: the layer output's gradient in fp32", "h", FP32),
+    Tensor("fp32 rows per head: attention's log-sum-exp and its backward's softmax_d for each query head, the "
+           "QK-norm's 1/rms for each query and key head", "heads + heads + heads + kv_heads", FP32),
+    Tensor("gradient of the final hidden states from the fused cross-entropy, until this layer's backward",
+           "h"),
+    Tensor("FlashAttention's backward: dq accumulated in fp32", "q", FP32),
+    Tensor("FlashAttention's backward: dq", "q"),
+    Tensor("FlashAttention's backward: dk and dv", "kv", count=2),
     Tensor("the offloaded checkpoint's backward: gradients of the residual stream and the attention", "h", count=3),
     Tensor("gradient of the QKV input from the fused LoRA kernel", "h"),
-    Tensor("gradients of k and v", "kv", count=2),
 )
+# (The list once came from a probe at 81,920 tokens, which ran out of memory before its peak and so missed
+# a quarter of these. Not listed, as they do not grow with the context: Unsloth's 32 MiB LoRA matmul buffer
+# and 20 MiB of RoPE tables.)
 # Liger on the Hugging Face path: RMSNorm saves its input (and fp32 1/rms per row), SiLU-mul saves gate
 # and up and writes their gradients into them in place. What peft's LoRA keeps is in LORA_INPUTS.
 LIGER_SAVED = (
@@ -256,7 +266,7 @@ class Moment:
     activations_detail: str
     working: int
     working_detail: str
-    adapter_gradients: bool  # whether the adapter's gradients exist yet
+    adapter_gradients: float  # the share of the adapter's gradients that exists: 0, one layer's, or 1
     sizes: list[int] = field(default_factory=list)  # every tensor held, for the allocator's packing
 
     @property
@@ -292,7 +302,7 @@ def layer_moment(m: ModelFacts, settings: dict[str, Any], tokens: int, attention
         working += BF16 * max(a * b for a, b in m.linear_shapes().values())
         working_detail += ", the dequantized weight"
     activations = sum(held) - per_token(layer_freed_at_peak(settings), w) * tokens + scores_held
-    return Moment("backward through a decoder layer", activations, detail, working, working_detail, True,
+    return Moment("backward through a decoder layer", activations, detail, working, working_detail, 1.0,
                   held + working_sizes)
 
 
@@ -301,7 +311,7 @@ def tiled_attention_moment(m: ModelFacts, settings: dict[str, Any], tokens: int,
     working = BF16 * max(a * b for a, b in m.linear_shapes().values()) if settings["quantization"] == "nf4" else 0
     return Moment("backward through a decoder layer's attention (the MLP tiled)", sum(held),
                   "the recomputed layer's attention tensors, the gradients of the offloaded checkpoint's backward",
-                  working, "the dequantized weight", True, held)
+                  working, "the dequantized weight", 1 / m.layers, held)
 
 
 def head_moment(m: ModelFacts, settings: dict[str, Any], tokens: int, vocab: int, attention: str) -> Moment:
@@ -324,7 +334,7 @@ def head_moment(m: ModelFacts, settings: dict[str, Any], tokens: int, vocab: int
         working = unsloth_logprob_working  # TRL's LM head, Unsloth's kernel in it
     head, head_detail = working(m, tokens, vocab, w)
     return Moment(f"backward through the LM head and loss ({path})", sum(held) + scores, detail, sum(head),
-                  head_detail, settings["grad_accum"] > 1, held + head)
+                  head_detail, float(settings["grad_accum"] > 1), held + head)
 
 
 def trl_chunked_working(m: ModelFacts, tokens: int, vocab: int, w: dict[str, int]) -> tuple[list[int], str]:

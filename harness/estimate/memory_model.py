@@ -115,22 +115,40 @@ def embedding_bytes(m: ModelFacts, settings: dict[str, Any]) -> float:
     return BF16 * vocabulary_rows(m, settings) * m.hidden_size * (1 if m.tied_embeddings else 2)
 
 
-def adapter_parameters(m: ModelFacts, settings: dict[str, Any]) -> int:
-    """LoRA A (r x in) and B (out x r) on every targeted linear layer of every decoder layer."""
+def adapter_tensors(m: ModelFacts, settings: dict[str, Any]) -> list[int]:
+    """The element count of each LoRA matrix: A (r x in) and B (out x r) on every targeted linear layer of every
+    decoder layer."""
     shapes = m.linear_shapes()
-    return m.layers * settings["lora_rank"] * sum(sum(shapes[t]) for t in settings["lora_targets"] if t in shapes)
+    one_layer = [settings["lora_rank"] * n for t in settings["lora_targets"] if t in shapes for n in shapes[t]]
+    return one_layer * m.layers
 
 
-def optimizer_device_bytes(params: int, optimizer: str) -> tuple[float, str]:
+def adapter_parameters(m: ModelFacts, settings: dict[str, Any]) -> int:
+    return sum(adapter_tensors(m, settings))
+
+
+# bitsandbytes (optim/optimizer.py, Optimizer8bit.get_state_buffer) pages a state only when its parameter has at
+# least this many elements; a smaller one's state is an ordinary device tensor, as are every block absmax
+PAGED_MIN_ELEMENTS = 100_000
+
+
+def optimizer_device_bytes(tensors: list[int], optimizer: str) -> tuple[float, str]:
+    params = sum(tensors)
     if optimizer == "adamw_torch":
         return 2 * FP32 * params, "exp_avg and exp_avg_sq in fp32"
-    state = 2 * (params + FP32 * params / ADAM8_BLOCK)
+    absmax = 2 * FP32 * sum(-(-n // ADAM8_BLOCK) for n in tensors)
+    state = 2 * params + absmax
     if optimizer == "adamw_8bit":
         return state, "two 8-bit states and their block absmax"
     # cudaMallocManaged memory: the committed cells with and without it hold the same device memory outside
     # the allocator at their peak (seed-16gb: adamw-not-paged-8bit against seed-stack), so NVML's process
     # figure does not count it; the budget lowers the allocator cap by it all the same
-    return 0, f"{state / MIB:.0f} MiB of 8-bit state in unified memory, not in the process's device figure"
+    small = [n for n in tensors if n < PAGED_MIN_ELEMENTS]
+    on_device = 2 * sum(small) + absmax
+    return on_device, (f"the 8-bit states of the {len(small):,} LoRA matrices under {PAGED_MIN_ELEMENTS:,} "
+                       f"elements, which bitsandbytes does not page, and every block absmax; "
+                       f"{(state - on_device) / MIB:.0f} MiB more in unified memory, not in the process's "
+                       "device figure")
 
 
 def offloaded_inputs_bytes(m: ModelFacts, tokens: int) -> tuple[int, str]:
@@ -180,7 +198,7 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
                 f"{rows:,} rows x {m.hidden_size} in bf16, {'tied' if m.tied_embeddings else 'two matrices'}")
     # peft keeps adapter weights in fp32 (autocast_adapter_dtype), and their gradients are fp32 too
     est.add("adapter weights", FP32 * params, f"{params:,} LoRA parameters in fp32")
-    state, state_detail = optimizer_device_bytes(params, settings["optimizer"])
+    state, state_detail = optimizer_device_bytes(adapter_tensors(m, settings), settings["optimizer"])
     est.add("optimizer state on the device", state, state_detail)
     est.add("cuBLAS workspaces", CUBLAS_HANDLES * CUBLAS_WORKSPACE[hopper],
             f"{CUBLAS_HANDLES} handles x {CUBLAS_WORKSPACE[hopper] / MIB:g} MiB (torch's default)")
@@ -191,8 +209,8 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     head = head_moment(m, settings, tokens, vocabulary_rows(m, settings), attention)
     gradients = FP32 * params
 
-    def with_gradients(moment: Moment) -> int:
-        return moment.total + (gradients if moment.adapter_gradients else 0)
+    def with_gradients(moment: Moment) -> float:
+        return moment.total + gradients * moment.adapter_gradients
 
     peak = layer if with_gradients(layer) >= with_gradients(head) else head
     est.peak_moment = peak.name
@@ -200,9 +218,11 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
         held = "none made yet"
     elif peak is head:
         held = f"fp32, kept from the step's earlier micro-batches ({settings['grad_accum']} accumulated)"
+    elif peak.adapter_gradients < 1:
+        held = "fp32, only the last decoder layer's: the peak comes in the first layer the backward reaches"
     else:
         held = "fp32, all of them by the first layer's backward"
-    est.add("adapter gradients", gradients if peak.adapter_gradients else 0, held)
+    est.add("adapter gradients", int(gradients * peak.adapter_gradients), held)
     est.add("activations", peak.activations, peak.activations_detail)
     est.add("working tensors at the peak", peak.working, peak.working_detail)
 
@@ -218,7 +238,8 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     est.add(FRAGMENTATION, largest + packing, f"one free block of the largest activation ({largest / MIB:,.0f} "
                                               f"MiB) and segments' packing ({packing / MIB:,.0f} MiB)")
     if settings["optimizer"] == "paged_adamw_8bit":
-        est.notes.append("paged optimizer state lives in unified memory and is not counted")
+        est.notes.append("the paged optimizer state of the larger LoRA matrices lives in unified memory and is not "
+                         "counted")
     if mode == "offload":
         est.host_pinned_bytes, est.host_detail = offloaded_inputs_bytes(m, tokens)
     if kernels == "unsloth":
