@@ -107,7 +107,7 @@ UNSLOTH_TILED_WORKING = (
     Tensor("one shard's gradient of the down projection's input", "i", per_shard=True),
 )
 # With the MLP tiled, the peak moves to the attention's backward in the first layer the backward reaches (the
-# last decoder layer): the fused cross-entropy's gradient of the final hidden states is still alive there, and of
+# last decoder layer): the LM-head kernel's gradient of the final hidden states is still alive there, and of
 # the adapter's gradients only that layer's MLP and O projection ones exist. What is alive then, read allocation
 # by allocation from `run-cell --memory-history` of Qwen3-8B at 32,768 and 49,152 tokens (Unsloth 2026.10.9,
 # offloaded checkpointing, FlashAttention-2; results/memory-history/), the same list at both lengths:
@@ -121,8 +121,8 @@ UNSLOTH_TILED_ATTENTION_PEAK = (
     Tensor("attention output", "q"),
     Tensor("fp32 rows per head: attention's log-sum-exp and its backward's softmax_d for each query head, the "
            "QK-norm's 1/rms for each query and key head", "heads + heads + heads + kv_heads", FP32),
-    Tensor("gradient of the final hidden states from the fused cross-entropy, until this layer's backward",
-           "h"),
+    Tensor("gradient of the final hidden states, made by unsloth_zoo's fused LM-head kernel, until this "
+           "layer's backward", "h"),
     Tensor("FlashAttention's backward: dq accumulated in fp32", "q", FP32),
     Tensor("FlashAttention's backward: dq", "q"),
     Tensor("FlashAttention's backward: dk and dv", "kv", count=2),

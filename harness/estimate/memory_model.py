@@ -230,10 +230,10 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     # the backward ask for the largest activation blocks in another order than they were freed, so one
     # block of the largest size is typically taken from a new segment; and its segments hold more than the
     # tensors in them (packing_loss)
-    # (a tiled MLP makes its intermediate-size tensors one shard long; then an fp32 hidden-size gradient is)
+    # (a tiled MLP makes its intermediate-size tensors one shard long; then FlashAttention's fp32 dq accumulator is)
     widest = max(m.hidden_size, m.heads * m.head_dim, 0 if tiled(settings) else m.intermediate_size)
     largest = max(BF16 * widest * tokens, FP32 * eager_scores(m, settings),
-                  FP32 * m.hidden_size * tokens if tiled(settings) else 0)
+                  FP32 * m.heads * m.head_dim * tokens if tiled(settings) else 0)
     packing = packing_loss(peak.sizes)
     est.add(FRAGMENTATION, largest + packing, f"one free block of the largest activation ({largest / MIB:,.0f} "
                                               f"MiB) and segments' packing ({packing / MIB:,.0f} MiB)")
