@@ -236,7 +236,7 @@ def test_a_tiled_mlp_keeps_no_intermediate_wide_tensor_of_the_whole_sequence():
     plain, tiled = estimate_cell(cell(context=65536)), estimate_cell(cell(context=65536, tiled_mlp="arctic"))
     assert tiled.total_bytes < 16 * GIB < plain.total_bytes
     assert "attention" in tiled.peak_moment
-    # its largest full-length tensor is an fp32 gradient of hidden size, not an intermediate-size activation
+    # its largest full-length tensor is FlashAttention's fp32 dq accumulator, not an intermediate-size activation
     fragmentation = component(tiled, "allocator fragmentation")
     assert 4 * 4096 * 65536 <= fragmentation < 2 * 12288 * 65536
 
