@@ -2,6 +2,8 @@
   cells.csv    one row a cell: settings, scalar metrics (columns from harness.results.Metrics), records
   steps.csv    one row an optimizer step of a cell
   quality.csv  one row a (cell, task, metric) of the evaluate stage, with the untrained baseline
+  items.csv    one row an item of an evaluation that records its items (recall, bits per byte), trained and
+               untrained: what the report's intervals and recall by fact age are computed from
   estimate.csv one row a cell measured on a CUDA GPU (ok, or oom with its peak a lower bound): the memory
                estimate's predicted device peak beside the measured one, the error and the predicted peak's moment
                (harness/estimate/calibration.py), or why it predicts nothing; computed here, as the report reads
@@ -79,6 +81,31 @@ def _quality_rows(order: int, evaluation: EvaluationResult) -> list[dict[str, An
     return rows
 
 
+ITEM_COLUMNS = ["order", "cell_id", "name", "seed", "task", "model", "item"]
+
+
+def _item_rows(order: int, seed: Any, evaluation: EvaluationResult) -> list[dict[str, Any]]:
+    common = {"order": order, "cell_id": evaluation.cell_id, "name": evaluation.name, "seed": seed,
+              "task": evaluation.task}
+    return [{**common, "model": model, **item}
+            for model, items in (("trained", evaluation.items), ("untrained", evaluation.baseline_items))
+            for item in items or ()]
+
+
+def load_items(found: list[tuple[Cell, CellResult | None]], results_dir: Path, tasks: list[str]) -> pd.DataFrame:
+    """Each recorded item's outcome, trained and untrained: one row an (evaluation, model, item)."""
+    rows: list[dict[str, Any]] = []
+    for order, (cell, _) in enumerate(found):
+        for task in tasks:
+            path = results.evaluation_path(results_dir, cell.matrix, cell.cell_id, task)
+            if path.is_file():
+                evaluation = results.read_evaluation(path)
+                if evaluation.status.value == "ok":
+                    rows.extend(_item_rows(order, cell.settings["seed"], evaluation))
+    frame = pd.DataFrame(rows)
+    return frame.reindex(columns=[*ITEM_COLUMNS, *(c for c in frame.columns if c not in ITEM_COLUMNS)])
+
+
 def load_evaluations(found: list[tuple[Cell, CellResult | None]], results_dir: Path,
                      tasks: list[str]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
@@ -130,4 +157,7 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     if plan.tasks:
         quality = pd.DataFrame(load_evaluations(found, results_dir, plan.task_names()), columns=QUALITY_COLUMNS)
         quality.to_csv(out / "quality.csv", index=False)
+        items = load_items(found, results_dir, plan.task_names())
+        if len(items):
+            items.to_csv(out / "items.csv", index=False)
     return out / "cells.csv"

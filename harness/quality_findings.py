@@ -69,7 +69,7 @@ def verdict(x: pd.Series, y: pd.Series) -> str:
     return "better" if (difference > 0) == bool(x["higher_is_better"]) else "worse"
 
 
-def _groups(cells: pd.DataFrame) -> pd.DataFrame:
+def group_rows(cells: pd.DataFrame) -> pd.DataFrame:
     """One row per group of seeds (its first cell's settings stand for the group), in matrix order."""
     return cells.assign(group=cells["name"].map(group_name)).drop_duplicates("group").set_index("group")
 
@@ -86,13 +86,13 @@ def _settings(cells: pd.DataFrame) -> list[str]:
 
 
 def differences(cells: pd.DataFrame, group: str, reference: str) -> dict[str, Any]:
-    groups = _groups(cells)[_settings(cells)]
+    groups = group_rows(cells)[_settings(cells)]
     return _differences(groups.loc[group].to_dict(), groups.loc[reference].to_dict())
 
 
 def pairs_differing_in(cells: pd.DataFrame, setting: str, ignore: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """(group, group) pairs whose settings are equal but for `setting` (and the seed, and `ignore`)."""
-    groups = _groups(cells)
+    groups = group_rows(cells)
     same = [s for s in _settings(cells) if s not in {setting, *ignore}]
     keys = groups[same].astype(str).apply(tuple, axis=1)
     return [(a, b) for i, a in enumerate(groups.index) for b in groups.index[i + 1:]
@@ -121,7 +121,7 @@ def effects(cells: pd.DataFrame, quality: pd.DataFrame, reference: str | None = 
     section names another): what differs, n, the change in peak device memory, and the change in each task's
     main metric with its verdict."""
     table = summarize(quality)
-    groups = _groups(cells)
+    groups = group_rows(cells)
     if table.empty or groups.empty:
         return pd.DataFrame()
     reference = reference or groups.index[0]
@@ -150,7 +150,7 @@ def findings(cells: pd.DataFrame, quality: pd.DataFrame, reference: str | None =
     table = summarize(quality)
     if table.empty:
         return []
-    groups = _groups(cells)
+    groups = group_rows(cells)
     return [*_headline(cells, quality, table, groups, reference), *_pairwise(cells, table, groups),
             *_recall_floor(quality, table)]
 
@@ -159,7 +159,7 @@ def headline_findings(cells: pd.DataFrame, quality: pd.DataFrame, reference: str
     """The seed's own questions, for the top of a report: what training gains, whether exp_decay beats tail
     at the same budget, and what slicing costs inside and outside the kept languages."""
     table = summarize(quality)
-    return [] if table.empty else _headline(cells, quality, table, _groups(cells), reference)
+    return [] if table.empty else _headline(cells, quality, table, group_rows(cells), reference)
 
 
 def _headline(cells: pd.DataFrame, quality: pd.DataFrame, table: pd.DataFrame, groups: pd.DataFrame,

@@ -14,6 +14,16 @@ from typing import Any
 import pandas as pd
 
 from harness.evaluation.equivalence import EXACT_BY_DESIGN, Verdict, describe_tolerances, score_drifts
+from harness.paired_stats import BOOTSTRAP_DRAWS
+from harness.quality_claims import (
+    MARGINS,
+    OLD,
+    age_table,
+    recall_by_age,
+    truncation_claims,
+    untrained_recall,
+    vocabulary_claims,
+)
 from harness.quality_findings import SIGMAS, effects, findings, group_name, main_metric, summarize
 
 
@@ -93,8 +103,43 @@ def _num(value: Any) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
-def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame, reference: str) -> list[str]:
+def claims_markdown(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
+    """The seed's claims with their intervals, and recall by fact age, from the items of the evaluations."""
+    truncation, vocabulary = truncation_claims(cells, items), vocabulary_claims(cells, items)
+    untrained = untrained_recall(cells, items)
+    if not (truncation or vocabulary or untrained):
+        return []
+    lines = ["### The seed's claims, with intervals", "",
+             "Differences are paired: cells of the same seed on the same held-out items, averaged over seeds. "
+             f"Two 95% intervals: over items (a bootstrap of {BOOTSTRAP_DRAWS:,} draws, items redrawn within each "
+             "seed) and over seeds (Student's t; – with one seed). With fewer than 5 seeds a difference is called "
+             "only when the interval over items excludes zero and every seed's difference has the same sign; "
+             "\"no difference\" only when the interval lies inside "
+             + " and ".join(f"±{m:g} ({k.replace('_', ' ')})" for k, m in MARGINS.items())
+             + "; anything else is \"inconclusive\".", ""]
+    if truncation:
+        lines += ["Exponential-decay truncation against tail (\"prioritising recent information\"):", "",
+                  *[f"- {line}" for line in truncation], ""]
+    if vocabulary:
+        lines += ["Vocabulary slicing in a closed set of languages (\"without impact\" inside it):", "",
+                  *[f"- {line}" for line in vocabulary], ""]
+    lines += [f"- {line}" for line in untrained]
+    by_age = recall_by_age(cells, items)
+    if not by_age.empty:
+        lines += ["", "### Recall by fact age", "",
+                  "Exact recall of planted facts by how many sections before the question the fact was introduced: "
+                  "trained (mean over seeds ± sd), then in brackets the same model untrained, the share of those "
+                  "facts whose answer the truncated context still holds, and items per seed. "
+                  f"\"Old\" facts in the claims above: {OLD} or more sections back. Chart: `recall_by_age.pdf`/"
+                  "`.png`; every item: `items.csv`.", "",
+                  age_table(by_age).to_markdown(index=False), ""]
+    return lines
+
+
+def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame, reference: str,
+             items: pd.DataFrame | None = None) -> list[str]:
     lines = ["## Quality (lm-eval)", "",
+             *(claims_markdown(cells, items) if items is not None and len(items) else []),
              "Each entry: mean over seeds ± standard deviation, then in brackets the change against the same "
              "model untrained (its adapter disabled); `*` marks a partial score (a `limit` capped the documents). "
              "bits_per_byte: lower is better; exact_match: higher is better.", ""]

@@ -176,12 +176,15 @@ def build_report(folder: Path) -> list[Path]:
     from harness.quality_findings import headline_findings
 
     frames, steps, quality = read(folder)
+    items = pd.read_csv(folder / "items.csv", dtype={"cell_id": str, "item": str}) \
+        if (folder / "items.csv").is_file() else None
     title = folder.name
     headline = headline_findings(frames.cells, quality, frames.design.baseline) if quality is not None else None
     estimate = read_estimate(folder)
     text = markdown(frames, title, headline, estimate)
     if quality is not None:
-        text += "\n" + "\n".join(quality_report.markdown(frames.cells, steps, quality, frames.design.baseline))
+        text += "\n" + "\n".join(quality_report.markdown(frames.cells, steps, quality, frames.design.baseline,
+                                                          items))
     (folder / "report.md").write_text(text)
     (folder / "tables.tex").write_text(latex(frames, title, estimate))
-    return [folder / "report.md", folder / "tables.tex", *charts.draw(frames, quality, folder)]
+    return [folder / "report.md", folder / "tables.tex", *charts.draw(frames, quality, folder, items)]

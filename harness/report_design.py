@@ -53,12 +53,14 @@ class ReportDesign:
     deltas: tuple[str, ...]  # the groups held against the baseline: those at the baseline's x
     throughput_measured: bool
     quality: bool
+    recall_by_age: bool = False  # the evaluation scores workload_recall, whose items carry the facts' ages
     charts: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         charts = ["overview", *(["sweep"] if self.sweep else []), *(["deltas"] if self.deltas else []),
                   *(["tradeoff"] if self.throughput_measured else []), "loss",
-                  *(["quality_vs_memory", "quality_by_cell"] if self.quality else [])]
+                  *(["quality_vs_memory", "quality_by_cell"] if self.quality else []),
+                  *(["recall_by_age"] if self.recall_by_age else [])]
         object.__setattr__(self, "charts", tuple(charts))
 
     def files(self) -> list[str]:
@@ -188,8 +190,10 @@ def resolve(spec: dict[str, Any], cells: list[Cell]) -> ReportDesign:
     shared = isinstance(concurrent, int) and not isinstance(concurrent, bool) and concurrent > 1
     evaluation = spec.get("evaluation")
     quality = isinstance(evaluation, dict) and bool(evaluation.get("tasks"))
+    recall = quality and "workload_recall" in evaluation["tasks"]
     return ReportDesign(baseline=baseline, x=x, lines=lines, sweep=tuple(sweep), changes=changes,
-                        deltas=tuple(at_baseline), throughput_measured=not shared, quality=quality)
+                        deltas=tuple(at_baseline), throughput_measured=not shared, quality=quality,
+                        recall_by_age=recall)
 
 
 def design_of(matrix: str) -> ReportDesign:

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
-from harness.charts import deltas, loss, overview, quality, sweep, tradeoff
+from harness.charts import deltas, loss, overview, quality, recall_age, sweep, tradeoff
 from harness.charts.style import RC, Palette, save
 from harness.comparisons import Frames
 
@@ -33,22 +33,30 @@ CAPTIONS = {
     "loss": "training loss per step, warm-up shaded, coinciding curves named together",
     "quality_vs_memory": "each task's score against peak memory",
     "quality_by_cell": "each task's score per cell, trained and untrained",
+    "recall_by_age": "exact recall of planted facts by how many sections back they were introduced, per policy",
+}
+# charts drawn from the items of the evaluations (items.csv) rather than from the scores
+ITEM_DRAWERS: dict[str, Callable[[Frames, pd.DataFrame | None], Figure]] = {
+    "recall_by_age": lambda frames, items: recall_age.draw(frames.cells, items),
 }
 NO_QUALITY = pd.DataFrame(columns=["name", "task", "status", "metric", "value", "stderr", "baseline", "delta",
                                    "partial", "higher_is_better"])
 
 
-def figures(frames: Frames, quality_scores: pd.DataFrame | None = None) -> dict[str, Figure]:
+def figures(frames: Frames, quality_scores: pd.DataFrame | None = None,
+            items: pd.DataFrame | None = None) -> dict[str, Figure]:
     """Every chart of the design, by name, drawn in the report's style (the caller closes them)."""
     palette = Palette(frames.design.changes.values())
     scores = quality_scores if quality_scores is not None else NO_QUALITY
     with plt.rc_context(RC):
-        return {name: DRAWERS[name](frames, palette, scores) for name in frames.design.charts}
+        return {name: ITEM_DRAWERS[name](frames, items) if name in ITEM_DRAWERS
+                else DRAWERS[name](frames, palette, scores) for name in frames.design.charts}
 
 
-def draw(frames: Frames, quality_scores: pd.DataFrame | None, out: Path) -> list[Path]:
+def draw(frames: Frames, quality_scores: pd.DataFrame | None, out: Path,
+         items: pd.DataFrame | None = None) -> list[Path]:
     paths: list[Path] = []
     with plt.rc_context(RC):
-        for name, fig in figures(frames, quality_scores).items():
+        for name, fig in figures(frames, quality_scores, items).items():
             paths += save(fig, out, name)
     return paths

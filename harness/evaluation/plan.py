@@ -7,6 +7,8 @@
       limit: null        at most this many documents per task (the score is then marked partial)
       seed: 1000         seed of the held-out data (never one of the training documents' seeds)
       baseline: true     also score the untrained base model, so the gain from fine-tuning shows
+      recall_targets: [0.25, 0.5, 0.75, 1.0]   where recall questions are asked, as fractions of the way
+                         through a document's sections (earlier targets ask about younger facts)
 
 A task is either one of this project's (harness/evaluation/tasks.py: task YAML under
 harness/evaluation/tasks/, data generated or committed locally) or the name of any task installed with
@@ -20,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from harness.workload.examples import DEFAULT_TARGETS
 
 TASK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _INT_OPTIONS = {"documents": 1, "examples": 1, "seed": 0, "batch_size": 1}
@@ -38,6 +42,7 @@ class EvaluationPlan:
     seed: int = 1000
     baseline: bool = True
     batch_size: int = 1
+    recall_targets: tuple[float, ...] = DEFAULT_TARGETS
     extra: dict[str, Any] = field(default_factory=dict)
 
     def task_names(self) -> list[str]:
@@ -49,7 +54,7 @@ class EvaluationPlan:
             return cls()
         if not isinstance(section, dict):
             raise EvaluationSpecError(f"expected a mapping with 'tasks', got {type(section).__name__}")
-        known = {"tasks", "limit", "baseline", *_INT_OPTIONS}
+        known = {"tasks", "limit", "baseline", "recall_targets", *_INT_OPTIONS}
         for key in section:
             if key not in known:
                 raise EvaluationSpecError(f"unknown key {key!r}; known: {', '.join(sorted(known))}")
@@ -74,7 +79,13 @@ class EvaluationPlan:
         baseline = section.get("baseline", True)
         if not isinstance(baseline, bool):
             raise EvaluationSpecError(f"baseline: {baseline!r} is not true or false")
-        return cls(tasks=tuple(tasks), limit=limit, baseline=baseline, **options)
+        targets = section.get("recall_targets", list(DEFAULT_TARGETS))
+        if not isinstance(targets, list) or not targets or not all(
+                isinstance(t, int | float) and not isinstance(t, bool) and 0 < t <= 1 for t in targets):
+            raise EvaluationSpecError(f"recall_targets: {str(targets)[:80]} is not a non-empty list of fractions "
+                                      "in (0, 1]")
+        return cls(tasks=tuple(tasks), limit=limit, baseline=baseline, recall_targets=tuple(float(t) for t in targets),
+                   **options)
 
 
 def evaluation_plan(matrix: str) -> EvaluationPlan:

@@ -65,3 +65,23 @@ def scores_from(output: dict[str, Any], task: str) -> list[Score]:
                             n=len(hits), higher_is_better=True,
                             note="exact match over the items whose answer survived truncation"))
     return scores
+
+
+def items_from(output: dict[str, Any], task: str, fields: tuple[str, ...],
+               key: tuple[str, ...]) -> list[dict[str, Any]]:
+    """One record per scored item: its id (the `key` fields joined), the `fields` of its document that say what
+    it tests (a fact's age, say), and what lm-eval scored on it; a bits-per-byte pair becomes its
+    log-likelihood and bytes. Reports pair items across cells by id and bootstrap over them."""
+    items = []
+    for sample in output.get("samples", {}).get(task, []):
+        doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
+        record: dict[str, Any] = {"item": "/".join(str(doc.get(k)) for k in key)}
+        record.update({f: doc[f] for f in fields if f in doc})
+        for metric in ("exact_match", "bits_per_byte"):
+            value = sample.get(metric)
+            if metric in _RATIOS and isinstance(value, list | tuple):
+                record["loglikelihood"], record["bytes"] = float(value[0]), float(value[1])
+            elif isinstance(value, int | float):
+                record[metric] = float(value)
+        items.append(record)
+    return items

@@ -25,11 +25,13 @@ from typing import Any
 
 from harness import environment, results
 from harness.evaluation.plan import EvaluationPlan, evaluation_plan
-from harness.evaluation.spread import scores_from
+from harness.evaluation.spread import items_from, scores_from
 from harness.matrix import find_cell
 from harness.results import EvaluationResult, EvaluationStatus, Score, Status
 
 log = logging.getLogger("vramlab")
+ItemFields = tuple[tuple[str, ...], tuple[str, ...]]
+Scored = tuple[list[Score], list[dict[str, Any]] | None]  # scores, and each item's outcome where recorded
 
 
 def _result(cell: Any, task: str, status: EvaluationStatus, reason: str | None = None,
@@ -152,39 +154,47 @@ class Session:
                            traceback=traceback.format_exc(), environment=self.env)
         if isinstance(outcome, EvaluationResult):
             return outcome
-        scores, baseline, task_config = outcome
-        return _result(self.cell, task, EvaluationStatus.ok, scores=scores, baseline=baseline,
+        (scores, items), (baseline, baseline_items), task_config = outcome
+        return _result(self.cell, task, EvaluationStatus.ok, scores=scores, baseline=baseline, items=items,
+                       baseline_items=baseline_items,
                        task_config=task_config, adapter_sha256=self.trained.adapter.sha256, limit=self.plan.limit,
                        seconds=time.perf_counter() - started, lm_eval_version=self.lm_eval_version,
                        environment=self.env)
 
-    def _run(self, config: Any) -> tuple[list[Score], list[Score] | None]:
-        """Scores with the adapter, and with it disabled (from the baseline cache when it is there)."""
-        scores = self._scores(config)
+    def _run(self, config: Any, item_fields: ItemFields = ((), ())) -> tuple[Scored, Scored | tuple[None, None]]:
+        """Scores (and items) with the adapter, and with it disabled (from the baseline cache when it is there)."""
+        scored = self._scores(config, item_fields)
         if not self.plan.baseline:
-            return scores, None
-        return scores, self._baseline(config)
+            return scored, (None, None)
+        return scored, self._baseline(config, item_fields)
 
-    def _scores(self, config: Any) -> list[Score]:
+    def _scores(self, config: Any, item_fields: ItemFields) -> Scored:
         from lm_eval import simple_evaluate
 
         output = simple_evaluate(model=self.lm, tasks=[config], limit=self.plan.limit, log_samples=True,
                                  bootstrap_iters=0, random_seed=0, numpy_random_seed=0, torch_random_seed=0)
         name = config["task"] if isinstance(config, dict) else config
-        return scores_from(output, name)
+        key, fields = item_fields
+        return scores_from(output, name), (items_from(output, name, fields, key) if key else None)
 
-    def _baseline(self, config: Any) -> list[Score]:
+    def _baseline(self, config: Any, item_fields: ItemFields) -> Scored:
         key = self._baseline_key(config)
         path = self.results_dir / self.cell.matrix / "evaluations" / "baselines" / f"{key}.json"
+        wants_items = bool(item_fields[0])
         if path.is_file():
-            return [Score.model_validate(s) for s in json.loads(path.read_text())["scores"]]
+            cached = json.loads(path.read_text())
+            if not wants_items or "items" in cached:  # a cache from before items were kept is made again
+                return [Score.model_validate(s) for s in cached["scores"]], cached.get("items")
         with self.model.disable_adapter():
-            scores = self._scores(config)
+            scores, items = self._scores(config, item_fields)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"key": key, "scores": [s.model_dump(mode="json") for s in scores]}, indent=1))
+        cache = {"key": key, "scores": [s.model_dump(mode="json") for s in scores]}
+        if items is not None:
+            cache["items"] = items
+        tmp.write_text(json.dumps(cache, indent=1))
         tmp.replace(path)
-        return scores
+        return scores, items
 
     def _baseline_key(self, config: Any) -> str:
         """Everything the untrained model's score depends on: the base model, how it was loaded and sliced,
@@ -209,7 +219,7 @@ class Session:
         if not records:
             return _result(self.cell, task, EvaluationStatus.skipped, "the task produced no examples here")
         data_file = write_records(records, Path(self.scratch.name) / f"{task}.jsonl")
-        scores, baseline = self._run(definition.config(data_file))
+        scored = self._run(definition.config(data_file), definition.items)
         config = {"source": "vramlab", "family": definition.family, "description": definition.description,
                   "parameters": definition.parameters(ctx), "records": len(records),
                   "data_sha256": hashlib.sha256(data_file.read_bytes()).hexdigest(),
@@ -218,7 +228,7 @@ class Session:
             config["vocabulary"] = "sliced: text tokenized as the model's tokenizer does, then mapped; " \
                                    "sliced-away tokens spelled with their bytes"
             config["vocabulary_outside_share"] = self._outside_share(records)
-        return scores, baseline, config
+        return *scored, config
 
     def _outside_share(self, records: list[dict[str, Any]]) -> float:
         """The share of the task's text tokens that fall outside the sliced vocabulary."""
@@ -242,14 +252,14 @@ class Session:
             return _result(self.cell, task, EvaluationStatus.skipped,
                            f"no vramlab task and no installed lm-eval task is named {task!r}{hint}")
         try:
-            scores, baseline = self._run(task)
+            scored = self._run(task)
         except Exception as err:
             if _is_missing_data(err):
                 return _result(self.cell, task, EvaluationStatus.skipped,
                                f"the data of lm-eval task {task!r} is not available offline here "
                                f"({type(err).__name__}: {str(err)[:300]})")
             raise
-        return scores, baseline, {"source": "lm-eval", "task": task}
+        return *scored, {"source": "lm-eval", "task": task}
 
 
 def _is_missing_data(err: BaseException) -> bool:

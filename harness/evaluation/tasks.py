@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.evaluation.plan import EvaluationPlan
+from harness.workload.examples import DEFAULT_TARGETS
 
 TASK_DIR = Path(__file__).resolve().parent / "tasks"
 
@@ -48,6 +49,18 @@ class TaskContext:
         return generate_corpus(self.plan.seed, self.plan.documents, words // 2, words * 3 // 2)
 
 
+# per family: the fields that name an item (the same item in every cell that shares the held-out data), and
+# what is kept of it beside its outcome, so that reports can pair cells item by item and read recall by age
+ITEM_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "recall": (("doc_id", "target_section", "key"),
+               ("doc_id", "key", "target_section", "introduced_in", "sections_back", "in_context", "intro_kept",
+                "referred_back", "mentions_before", "last_mentioned_in", "prompt_tokens")),
+    "section_bpb": (("doc_id", "target_section"), ("doc_id", "target_section", "sections_kept", "sections_dropped",
+                                                   "target_cut")),
+    "text": (("id",), ("id",)),
+}
+
+
 @dataclass(frozen=True)
 class ProjectTask:
     name: str
@@ -64,7 +77,15 @@ class ProjectTask:
                           documents=ctx.plan.documents, document_words=ctx.settings["document_words"])
         if self.family in ("recall", "ruler"):
             params["examples"] = ctx.plan.examples
+        if self.family == "recall" and ctx.plan.recall_targets != DEFAULT_TARGETS:
+            params["recall_targets"] = list(ctx.plan.recall_targets)  # absent at the default: older files stay current
         return params
+
+    @property
+    def items(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(the fields that identify an item across cells, the fields kept with its outcome), empty where the
+        task's items are not recorded one by one."""
+        return ITEM_FIELDS.get(self.family, ((), ()))
 
     def config(self, data_file: Path) -> dict[str, Any]:
         """The task's lm-eval config: its YAML, loaded as lm-eval loads it, with the data and name filled in."""
@@ -78,20 +99,19 @@ class ProjectTask:
         return config
 
 
-def _sample(records: list[dict[str, Any]], count: int, seed: int) -> list[dict[str, Any]]:
-    """A seeded subset, in the original order, so that a few items stand for many without favouring any."""
-    if len(records) <= count:
-        return records
-    chosen = sorted(random.Random(seed).sample(range(len(records)), count))
-    return [records[i] for i in chosen]
+def _sample_positions(total: int, count: int, seed: int) -> list[int]:
+    """A seeded subset of positions, in the original order, so that a few items stand for many without
+    favouring any."""
+    return list(range(total)) if total <= count else sorted(random.Random(seed).sample(range(total), count))
 
 
 def _recall(ctx: TaskContext) -> list[dict[str, Any]]:
     from harness.workload import recall_items
 
-    items = recall_items(ctx.held_out_documents(), ctx.encode, ctx.decode, ctx.context, ctx.settings["truncation"],
-                         ctx.settings["truncation_decay"], answer_tokens=24)
-    return _sample(items, ctx.plan.examples, ctx.plan.seed)
+    # the items are chosen before their prompts are built, since building a long prompt is the cost
+    return recall_items(ctx.held_out_documents(), ctx.encode, ctx.decode, ctx.context, ctx.settings["truncation"],
+                        ctx.settings["truncation_decay"], answer_tokens=24, targets=ctx.plan.recall_targets,
+                        choose=lambda total: _sample_positions(total, ctx.plan.examples, ctx.plan.seed))
 
 
 def _sections(ctx: TaskContext) -> list[dict[str, Any]]:

@@ -338,6 +338,9 @@ class EvaluationResult(Strict):
     task_config: dict[str, Any] = Field(default_factory=dict)
     scores: list[Score] = Field(default_factory=list, description="the trained cell (base model + adapter)")
     baseline: list[Score] | None = Field(None, description="the same base model untrained (adapter disabled)")
+    items: list[dict[str, Any]] | None = Field(None, description="each item's outcome with the trained cell, for "
+                                                "the tasks that record items (harness.evaluation.tasks.ITEM_FIELDS)")
+    baseline_items: list[dict[str, Any]] | None = Field(None, description="the same items untrained")
     adapter_sha256: str | None = None
     limit: int | None = Field(None, description="documents per task when capped; scores are then partial")
     seconds: Seconds | None = None

@@ -154,31 +154,36 @@ def _fit_context(sections: Sequence[Sequence[int]], encode: Encode, decode: Deco
 
 
 def recall_items(documents: Sequence[Document], encode: Encode, decode: Decode, context: int, policy: str,
-                 decay: float, answer_tokens: int = 32, targets: Sequence[float] = DEFAULT_TARGETS) -> list[dict]:
+                 decay: float, answer_tokens: int = 32, targets: Sequence[float] = DEFAULT_TARGETS,
+                 choose: Callable[[int], Sequence[int]] | None = None) -> list[dict]:
     """Fact-recall prompts: the kept text of the sections before a target section, then the question of a
     fact introduced earlier. `in_context` says whether the answer survived truncation anywhere in the
     context, `intro_kept` whether the introducing section's kept part holds it, so that a report can tell
     "truncated away" from "not recalled"; `mentions_before` and `last_mentioned_in` say how often and how
-    recently the untruncated text stated the answer (facts that are referred back to recur)."""
+    recently the untruncated text stated the answer (facts that are referred back to recur). `choose`, given
+    the number of candidate items, returns the positions to build (building a long prompt is the cost)."""
     tokens = _Tokens(encode)
+    candidates = [(index, document, k, fact) for index, document in enumerate(documents)
+                  for k in target_sections(len(document.sections), targets)
+                  for fact in document.facts if fact.introduced_in < k]
+    chosen = choose(len(candidates)) if choose is not None else range(len(candidates))
     items = []
-    for index, document in enumerate(documents):
+    for index, document, k, fact in (candidates[i] for i in chosen):
         sections = tokens.sections(index, document)
-        for k in target_sections(len(sections), targets):
-            for fact in (f for f in document.facts if f.introduced_in < k):
-                suffix = f"\n\nQuestion: {fact.question}\nAnswer:"
-                text, pieces, total = _fit_context(sections[:k], encode, decode, suffix, context - answer_tokens,
-                                                   policy, decay, _where(document, k))
-                intro = pieces[fact.introduced_in]
-                mentions = [i for i, section in enumerate(document.sections[:k]) if fact.answer in section.text]
-                items.append({
-                    "doc_id": document.doc_id, "key": fact.key, "question": fact.question, "answer": fact.answer,
-                    "prompt": text + suffix, "prompt_tokens": total, "target_section": k,
-                    "introduced_in": fact.introduced_in, "sections_back": k - fact.introduced_in,
-                    "in_context": fact.answer in text, "intro_kept": intro is not None and fact.answer in intro,
-                    "mentions_before": len(mentions), "last_mentioned_in": mentions[-1],
-                    "policy": policy, "decay": decay,
-                })
+        suffix = f"\n\nQuestion: {fact.question}\nAnswer:"
+        text, pieces, total = _fit_context(sections[:k], encode, decode, suffix, context - answer_tokens,
+                                           policy, decay, _where(document, k))
+        intro = pieces[fact.introduced_in]
+        mentions = [i for i, section in enumerate(document.sections[:k]) if fact.answer in section.text]
+        items.append({
+            "doc_id": document.doc_id, "key": fact.key, "question": fact.question, "answer": fact.answer,
+            "prompt": text + suffix, "prompt_tokens": total, "target_section": k,
+            "introduced_in": fact.introduced_in, "sections_back": k - fact.introduced_in,
+            "in_context": fact.answer in text, "intro_kept": intro is not None and fact.answer in intro,
+            "mentions_before": len(mentions), "last_mentioned_in": mentions[-1],
+            "referred_back": fact.referred_back,
+            "policy": policy, "decay": decay,
+        })
     return items
 
 
