@@ -329,9 +329,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_prepare_model(args: argparse.Namespace) -> int:
-    from harness.models import resolve
+    from harness.models import PackageModelError, resolve
 
-    print(resolve(args.source, seed=args.seed).path)
+    try:
+        print(resolve(args.source, seed=args.seed).path)
+    except PackageModelError as err:
+        print(f"vramlab: {err}", file=sys.stderr)
+        return 2
     return 0
 
 
