@@ -214,6 +214,18 @@ def _version(distribution: str) -> str | None:
         return None
 
 
+def source_gguf(source: str) -> Path:
+    """The GGUF file of a package: or gguf: source (a package made of parts is assembled first)."""
+    if source.startswith("package:"):
+        return package_gguf(source[len("package:"):])
+    if source.startswith("gguf:"):
+        file = Path(source[len("gguf:"):]).expanduser()
+        if not file.is_file():
+            raise FileNotFoundError(f"GGUF file not found: {file}")
+        return file
+    raise ValueError(f"{source!r} names no GGUF file (give package:<name> or gguf:<file>)")
+
+
 Builder = Callable[[Path], None]
 
 
