@@ -329,10 +329,31 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_prepare_model(args: argparse.Namespace) -> int:
-    from harness.models import resolve
+    from harness.models import PackageModelError, resolve
 
-    print(resolve(args.source, seed=args.seed).path)
+    try:
+        print(resolve(args.source, seed=args.seed).path)
+    except PackageModelError as err:
+        print(f"vramlab: {err}", file=sys.stderr)
+        return 2
     return 0
+
+
+def _cmd_tokenizer_check(args: argparse.Namespace) -> int:
+    from harness.gguf_tokenizer import check_file
+    from harness.models import PackageModelError, source_gguf
+
+    try:
+        file = source_gguf(args.source)
+    except (PackageModelError, FileNotFoundError, ValueError) as err:
+        print(f"vramlab: {err}", file=sys.stderr)
+        return 2
+    findings = check_file(file)
+    for finding in findings:
+        print(finding.line())
+    agree = sum(f.ok for f in findings)
+    print(f"{args.source}: {agree} of {len(findings)} checks agree with the GGUF file")
+    return 0 if agree == len(findings) else 1
 
 
 def _cmd_default_matrix(args: argparse.Namespace) -> int:
@@ -459,6 +480,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("source")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_prepare_model)
+
+    p = sub.add_parser("tokenizer-check", help="compare the tokenizer transformers builds from a GGUF model (package: "
+                                               "or gguf:) with the file's own vocabulary; exit 1 where they differ")
+    p.add_argument("source")
+    p.set_defaults(func=_cmd_tokenizer_check)
 
     p = sub.add_parser("default-matrix", help="the matrix `snakemake` runs when none is given, and why")
     p.set_defaults(func=_cmd_default_matrix)

@@ -86,12 +86,12 @@ def facts(source: str) -> ModelFacts | None:
             raise ModelSourceError(f"no architecture preset {name!r}{hint} (known: {', '.join(sorted(PRESETS))})")
         return _from_config(PRESETS[name])
     if source.startswith(("package:", "gguf:")):
-        from harness.models import package_gguf
+        from harness.models import PackageModelError, package_gguf
 
         try:
             file = package_gguf(source[len("package:"):]) if source.startswith("package:") \
                 else Path(source[len("gguf:"):]).expanduser()
-        except FileNotFoundError as err:
+        except (FileNotFoundError, PackageModelError) as err:
             raise ModelSourceError(str(err)) from None
         if not file.is_file():
             raise ModelSourceError(f"GGUF file not found: {file}")

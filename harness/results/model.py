@@ -186,11 +186,15 @@ class ModelSource(Strict):
 
     source: str
     random_weights: bool
-    kind: Literal["arch", "package", "gguf", "folder", "hub id"] | None = None
+    kind: Literal["arch", "package", "package parts", "gguf", "folder", "hub id"] | None = None
     preset: str | None = None
     seed: int | None = None
     package: str | None = None
     package_version: str | None = None
+    # package parts: the model's name (harness/model_parts.py), and each part package in order with its
+    # installed version, or "cache" where the assembled GGUF file was found in the cache
+    model: str | None = None
+    parts: dict[str, str | None] | None = None
     gguf_file: str | None = None
     gguf_bytes: Bytes | None = None
     gguf_sha256: str | None = None
