@@ -1,5 +1,5 @@
 """The committed corpora (Debian manual pages; the GIMP User Manual, with Catalan): intact, parallel, split
-by page, clean prose in the right language."""
+by page, clean prose in the right language; and how a vocabulary source names them."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+import yaml
 
 from harness import corpora
 from harness.corpora import LANGUAGES, SPLITS, Document
@@ -346,3 +347,54 @@ def test_unknown_corpus_or_language_lists_the_known_ones():
         corpora.texts("it", "train", corpus=HELP)
     with pytest.raises(ValueError, match="the manpages corpus has en, es, fr, de"):
         corpora.texts("ca", "train")  # Catalan is only in the GIMP manual
+
+
+# ---------------------------------------------------------------------------------------------------------
+# vocabulary_source: "corpus:<languages>" (the man pages, as before) or "corpus:<corpus>:<languages>"
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("corpus:en,de", ("manpages", ["en", "de"])),
+    ("corpus:en", ("manpages", ["en"])),
+    ("corpus:manpages:en,de", ("manpages", ["en", "de"])),
+    ("corpus:help:es,ca,en", ("help", ["es", "ca", "en"])),
+])
+def test_a_vocabulary_source_names_a_corpus_and_its_languages(value, expected):
+    from harness.techniques.vocabulary import _source_level, corpus_source
+
+    assert corpus_source(value) == expected
+    assert _source_level(value) is None
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("corpus:gimp:es,ca", "unknown corpus 'gimp'; known: manpages (en, es, fr, de); help (en, es, ca, fr, de)"),
+    ("corpus:ca,en", "unknown language(s) ca in corpus 'manpages'; known: en, es, fr, de"),
+    ("corpus:help:es,it", "unknown language(s) it in corpus 'help'; known: en, es, ca, fr, de"),
+    ("corpus:help:", "unknown language(s) (none given) in corpus 'help'"),
+    ("corpus:help", "to name the help corpus, write 'corpus:help:<languages>'"),
+    ("help:es,ca", "nor 'corpus:<corpus>:<languages>' (e.g. 'corpus:help:es,ca,en')"),
+])
+def test_a_bad_vocabulary_source_is_one_clear_line(value, expected):
+    from harness.matrix import MatrixError, expand_spec
+
+    text = f"fixed: {{model: 'arch:tiny-llama', vocabulary_source: '{value}'}}\naxes: {{vocabulary: [native, 1024]}}"
+    with pytest.raises(MatrixError) as err:
+        expand_spec("m", yaml.safe_load(text), source="ablations/m.yaml")
+    assert "\n" not in str(err.value) and expected in str(err.value), str(err.value)
+
+
+def test_the_old_syntax_keeps_the_committed_cells_and_a_corpus_name_makes_new_ones():
+    from harness.matrix import expand, expand_spec
+    from harness.techniques.vocabulary import corpus_source
+    from tests.conftest import REPO
+
+    committed = [c for c in expand("quality-smollm2") if c.settings["vocabulary_source"].startswith("corpus:")]
+    assert committed
+    for cell in committed:  # the same ids as the committed results, counted on the man pages as then
+        assert (REPO / "results" / "quality-smollm2" / f"{cell.cell_id}.json").is_file(), cell.name
+        assert corpus_source(cell.settings["vocabulary_source"]) == ("manpages", ["en"])
+
+    def ids(source: str) -> list[str]:
+        text = f"fixed: {{model: 'arch:tiny-llama', vocabulary_source: '{source}'}}\naxes: {{vocabulary: [1024]}}"
+        return [cell.cell_id for cell in expand_spec("m", yaml.safe_load(text))]
+
+    assert ids("corpus:help:es,ca,en") != ids("corpus:es,en") == ids("corpus:es,en")
