@@ -398,3 +398,19 @@ def test_the_old_syntax_keeps_the_committed_cells_and_a_corpus_name_makes_new_on
         return [cell.cell_id for cell in expand_spec("m", yaml.safe_load(text))]
 
     assert ids("corpus:help:es,ca,en") != ids("corpus:es,en") == ids("corpus:es,en")
+
+
+def test_the_help_tasks_score_the_held_out_gimp_manual_and_the_text_tasks_the_man_pages():
+    from harness.evaluation.tasks import PROJECT_TASKS
+
+    for lang in HELP_LANGUAGES:
+        task = PROJECT_TASKS[f"help_{lang}"]
+        assert task.family == "text" and "GIMP User Manual" in task.description
+        expected = corpora.documents(lang, "heldout", corpus=HELP)
+        assert task.records(None) == [{"id": d.id, "text": d.text} for d in expected]  # type: ignore[arg-type]
+    for lang in LANGUAGES:
+        task = PROJECT_TASKS[f"text_{lang}"]
+        assert task.family == "text" and task.description.endswith("(Debian manual pages)")
+        assert task.records(None) == [{"id": d.id, "text": d.text}  # type: ignore[arg-type]
+                                      for d in corpora.documents(lang, "heldout")]
+    assert "text_ca" not in PROJECT_TASKS
