@@ -1,17 +1,25 @@
-"""A small, fixed, checksummed parallel corpus: prose from Debian's manual pages in en, es, fr and de.
+"""Small, fixed, checksummed parallel corpora: the same prose in several languages, from Debian packages.
 
-Why it exists: vocabulary slicing keeps the tokens that the kept languages use, counted on real
+Two corpora, named by `corpus`:
+- "manpages" (the default): prose from Debian's manual pages in en, es, fr and de (po4a translations
+  by manpages-l10n of the English pages). Files `<lang>.<split>.jsonl`, MANIFEST.json, NOTICES.txt,
+  LICENSES.txt; GPL-3+ translations of Linux man-pages and GNU pages. Built by build.py.
+- "help": prose from the GIMP User Manual (Debian's gimp-help 2.10.34) in en, es, ca, fr and de, for
+  Catalan, which manpages-l10n does not have. Files `help.<lang>.<split>.jsonl`, help.MANIFEST.json,
+  help.NOTICES.txt, help.LICENSES.txt; GFDL-1.2-or-later. Built by build_help.py.
+
+Why they exist: vocabulary slicing keeps the tokens that the kept languages use, counted on real
 text (`train`), and the language-modelling evaluation (rolling log-likelihood: bits per byte, word
 perplexity) needs held-out real text (`heldout`) in the kept languages and in others. Both must
 work offline, and a comparison across languages is only fair when every language says the same
-thing: each split holds the same pages, and the same paragraphs of them, in the four languages
-(po4a translations by manpages-l10n of the English pages). A page is in one split only.
+thing: in each corpus, each split holds the same pages, and the same paragraphs of them, in every
+language of the corpus. A page is in one split only.
 
 The files next to this module are committed and never change unless `python -m
-harness.corpora.build` is rerun (see build.py for what is kept and why, and MANIFEST.json for the
-provenance and licences: the texts are GPL-3+ translations of Linux man-pages and GNU pages, not
-under vramlab's licence; NOTICES.txt and LICENSES.txt go with them). Every load checks the file's
-sha256 against MANIFEST.json, so a measured number cannot silently come from altered text.
+harness.corpora.build` (or `build_help`) is rerun (see the builders for what is kept and why, and
+the manifests for the provenance and licences: the texts are not under vramlab's licence; the
+NOTICES and LICENSES files go with them). Every load checks the file's sha256 against its corpus's
+manifest, so a measured number cannot silently come from altered text.
 """
 
 from __future__ import annotations
@@ -23,51 +31,74 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-LANGUAGES = ("en", "es", "fr", "de")
+CORPORA: dict[str, tuple[str, ...]] = {  # corpus -> its languages
+    "manpages": ("en", "es", "fr", "de"),
+    "help": ("en", "es", "ca", "fr", "de"),
+}
+DEFAULT_CORPUS = "manpages"
+LANGUAGES = CORPORA[DEFAULT_CORPUS]  # the default corpus's languages
 SPLITS = ("train", "heldout")
-MANIFEST = "MANIFEST.json"
+MANIFEST = "MANIFEST.json"  # the default corpus's manifest
+_PREFIX = {"manpages": "", "help": "help."}  # of every file of the corpus
 
 
 @dataclass(frozen=True)
 class Document:
-    """One man page in one language: id is "<page>.<section>" (e.g. "open.2"), the same in every language."""
+    """One page in one language, its id the same in every language: "<page>.<section>" for a man page
+    (e.g. "open.2"), the HTML file's name without .html for the GIMP manual (e.g. "gimp-concepts-undo")."""
 
     id: str
     lang: str
     text: str  # prose paragraphs separated by a blank line
 
 
-def file_name(lang: str, split: str) -> str:
-    """The data file of a language and split, after checking that both are known."""
-    if lang not in LANGUAGES:
-        raise ValueError(f"unknown language {lang!r}: the corpus has {', '.join(LANGUAGES)}")
+def languages(corpus: str = DEFAULT_CORPUS) -> tuple[str, ...]:
+    """The languages of a corpus, after checking that the corpus is known."""
+    if corpus not in CORPORA:
+        raise ValueError(f"unknown corpus {corpus!r}: the corpora are {', '.join(CORPORA)}")
+    return CORPORA[corpus]
+
+
+def manifest_name(corpus: str = DEFAULT_CORPUS) -> str:
+    """The manifest file of a corpus: MANIFEST.json for the man pages, help.MANIFEST.json for the GIMP manual."""
+    languages(corpus)
+    return f"{_PREFIX[corpus]}{MANIFEST}"
+
+
+def file_name(lang: str, split: str, corpus: str = DEFAULT_CORPUS) -> str:
+    """The data file of a language and split of a corpus, after checking that all three are known."""
+    known = languages(corpus)
+    if lang not in known:
+        raise ValueError(f"unknown language {lang!r}: the {corpus} corpus has {', '.join(known)}")
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}: the corpus has {', '.join(SPLITS)}")
-    return f"{lang}.{split}.jsonl"
+    return f"{_PREFIX[corpus]}{lang}.{split}.jsonl"
 
 
-def manifest(folder: Path | None = None) -> dict[str, Any]:
-    """MANIFEST.json: per-file sha256, size and document count, and the provenance and licences.
+def manifest(folder: Path | None = None, *, corpus: str = DEFAULT_CORPUS) -> dict[str, Any]:
+    """A corpus's manifest: per-file sha256, size and document count, and the provenance and licences.
 
     folder: where the corpus files are; by default this package's own folder (tests give a copy).
     """
-    return json.loads(_read(MANIFEST, folder).decode("utf-8"))
+    return json.loads(_read(manifest_name(corpus), folder).decode("utf-8"))
 
 
-def documents(lang: str, split: str, *, folder: Path | None = None) -> list[Document]:
-    """The documents of one language and split, in id order, after checking the file's sha256.
+def documents(lang: str, split: str, corpus: str = DEFAULT_CORPUS, *, folder: Path | None = None) -> list[Document]:
+    """The documents of one language and split of a corpus, in id order, after checking the file's sha256.
 
-    Raises ValueError, naming the file, when its bytes are not the ones the manifest records.
+    Raises ValueError, naming the file, when its bytes are not the ones the corpus's manifest records.
     """
-    name = file_name(lang, split)
-    expected = manifest(folder)["files"].get(name)
+    name = file_name(lang, split, corpus=corpus)
+    manifest_file = manifest_name(corpus)
+    expected = manifest(folder, corpus=corpus)["files"].get(name)
     if expected is None:
-        raise ValueError(f"{name} is not listed in {MANIFEST}")
+        raise ValueError(f"{name} is not listed in {manifest_file}")
     data = _read(name, folder)
     digest = hashlib.sha256(data).hexdigest()
     if digest != expected["sha256"]:
-        raise ValueError(f"{name}: sha256 {digest} does not match {MANIFEST} ({expected['sha256']}); "
-                         "the file was changed: restore it or rebuild with `python -m harness.corpora.build`")
+        builder = "build" if corpus == "manpages" else "build_help"
+        raise ValueError(f"{name}: sha256 {digest} does not match {manifest_file} ({expected['sha256']}); "
+                         f"the file was changed: restore it or rebuild with `python -m harness.corpora.{builder}`")
     out = []
     for line in data.decode("utf-8").splitlines():
         record = json.loads(line)
@@ -75,9 +106,9 @@ def documents(lang: str, split: str, *, folder: Path | None = None) -> list[Docu
     return out
 
 
-def texts(lang: str, split: str, *, folder: Path | None = None) -> list[str]:
-    """The texts of `documents(lang, split)`, for code that needs only the strings."""
-    return [document.text for document in documents(lang, split, folder=folder)]
+def texts(lang: str, split: str, corpus: str = DEFAULT_CORPUS, *, folder: Path | None = None) -> list[str]:
+    """The texts of `documents(lang, split, corpus=corpus)`, for code that needs only the strings."""
+    return [document.text for document in documents(lang, split, corpus=corpus, folder=folder)]
 
 
 def _read(name: str, folder: Path | None) -> bytes:

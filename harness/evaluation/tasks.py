@@ -2,7 +2,9 @@
 
 Each task names its YAML family and how its records are made for one trained cell: the long-document
 workload at the cell's context and truncation (held-out documents, never the training ones), long-context
-retrieval generated at the cell's context, and held-out real text in four languages. Any other name is
+retrieval generated at the cell's context, and held-out real text: Debian manual pages in four languages
+(text_en, text_es, text_fr, text_de) and the GIMP User Manual in five (help_en, help_es, help_ca, help_de,
+help_fr), the same pages in every language of each. Any other name is
 taken as an lm-eval task installed with lm-eval (harness/evaluation/stage.py).
 """
 
@@ -130,16 +132,17 @@ def _ruler(name: str, answer_tokens: int) -> Callable[[TaskContext], list[dict[s
     return records
 
 
-def _text(lang: str) -> Callable[[TaskContext], list[dict[str, Any]]]:
+def _text(lang: str, corpus: str = "manpages") -> Callable[[TaskContext], list[dict[str, Any]]]:
     def records(ctx: TaskContext) -> list[dict[str, Any]]:
         from harness.corpora import documents
 
-        return [{"id": d.id, "text": d.text} for d in documents(lang, "heldout")]
+        return [{"id": d.id, "text": d.text} for d in documents(lang, "heldout", corpus=corpus)]
 
     return records
 
 
 _LANGUAGE_NAMES = {"en": "English", "es": "Spanish", "fr": "French", "de": "German"}
+_HELP_LANGUAGE_NAMES = {"en": "English", "es": "Spanish", "ca": "Catalan", "de": "German", "fr": "French"}
 
 PROJECT_TASKS: dict[str, ProjectTask] = {t.name: t for t in (
     ProjectTask("workload_recall", "recall", _recall,
@@ -158,6 +161,9 @@ PROJECT_TASKS: dict[str, ProjectTask] = {t.name: t for t in (
                 max_gen_toks=32),
     *(ProjectTask(f"text_{lang}", "text", _text(lang), f"held-out {name} text (Debian manual pages)")
       for lang, name in _LANGUAGE_NAMES.items()),
+    *(ProjectTask(f"help_{lang}", "text", _text(lang, "help"),
+                  f"held-out {name} text (GIMP User Manual, Debian gimp-help 2.10.34)")
+      for lang, name in _HELP_LANGUAGE_NAMES.items()),
 )}
 
 

@@ -3,9 +3,11 @@
 Which N: every special and added token and every byte token (so any text can still be spelled), then the
 most frequent tokens of the frequency source, then, if the source holds fewer distinct tokens than N, the
 lowest remaining ids (BPE merges are numbered roughly by frequency). The source is the cell's own training
-data (`vocabulary_source: training`), or a corpus of the languages the model is to work in
-(`corpus:en,de`: the training split of harness/corpora, tokenized with the model's tokenizer), which is the
-seed's claim to test: slicing to a closed set of languages costs nothing inside them.
+data (`vocabulary_source: training`), or a corpus of the languages the model is to work in, the training
+split of harness/corpora tokenized with the model's tokenizer: `corpus:en,de` (the Debian manual pages,
+corpus "manpages": en, es, fr, de) or `corpus:<corpus>:<languages>`, e.g. `corpus:help:es,ca,en` (the GIMP
+User Manual, corpus "help": en, es, ca, fr, de). That is the seed's claim to test: slicing to a closed set
+of languages costs nothing inside them.
 
 Training ids are remapped to the new rows by a TokenMap (harness/token_map.py): a token outside the kept
 set is spelled with its bytes, as a sliced tokenizer would, or becomes the fallback token where the
@@ -47,25 +49,45 @@ def _vocabulary_level(value: Any) -> str | None:
     return f"{value!r} is neither 'native' nor a vocabulary size above 256"
 
 
+def corpus_source(value: str) -> tuple[str, list[str]]:
+    """'corpus:en,de' -> ("manpages", ["en", "de"]); 'corpus:help:es,ca,en' -> ("help", ["es", "ca", "en"]).
+
+    No corpus name means the man-page corpus, so the older `corpus:<languages>` keeps its meaning.
+    """
+    from harness.corpora import DEFAULT_CORPUS
+
+    rest = value[len("corpus:"):]
+    corpus, _, langs = rest.rpartition(":")
+    return corpus or DEFAULT_CORPUS, langs.split(",") if langs else []
+
+
 def _source_level(value: Any) -> str | None:
     if value == "training":
         return None
     if isinstance(value, str) and value.startswith("corpus:"):
-        from harness.corpora import LANGUAGES
+        from harness.corpora import CORPORA
 
-        wanted = value[len("corpus:"):].split(",")
-        unknown = [lang for lang in wanted if lang not in LANGUAGES]
+        corpus, wanted = corpus_source(value)
+        if corpus not in CORPORA:
+            known = "; ".join(f"{name} ({', '.join(langs)})" for name, langs in CORPORA.items())
+            return f"{value!r}: unknown corpus {corpus!r}; known: {known}"
+        languages = CORPORA[corpus]
+        unknown = [lang for lang in wanted if lang not in languages]
         if not unknown and wanted:
             return None
-        return f"{value!r}: unknown language(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(LANGUAGES)}"
-    return f"{value!r} is neither 'training' nor 'corpus:<languages>' (e.g. 'corpus:en,de')"
+        hint = (f" (to name the {wanted[0]} corpus, write 'corpus:{wanted[0]}:<languages>')"
+                if wanted and wanted[0] in CORPORA and ":" not in value[len("corpus:"):] else "")
+        return (f"{value!r}: unknown language(s) {', '.join(unknown) or '(none given)'} in corpus {corpus!r}; "
+                f"known: {', '.join(languages)}{hint}")
+    return (f"{value!r} is neither 'training' nor 'corpus:<languages>' (the manual pages, e.g. 'corpus:en,de') "
+            "nor 'corpus:<corpus>:<languages>' (e.g. 'corpus:help:es,ca,en')")
 
 
-def corpus_sequences(tokenizer: Any, languages: list[str]) -> list[list[int]]:
+def corpus_sequences(tokenizer: Any, languages: list[str], corpus: str = "manpages") -> list[list[int]]:
     from harness.corpora import texts
 
     return [tokenizer(text, add_special_tokens=False)["input_ids"] for lang in languages
-            for text in texts(lang, "train")]
+            for text in texts(lang, "train", corpus=corpus)]
 
 
 class Vocabulary(Technique):
@@ -75,8 +97,10 @@ class Vocabulary(Technique):
                 "'native', or a size: keep that many most frequent tokens and slice embedding and head",
                 validate=_vocabulary_level, owner="vocabulary"),
         Setting("vocabulary_source", str, "training",
-                "where token frequencies come from: 'training' (the cell's data) or 'corpus:<languages>' "
-                "(e.g. 'corpus:en': keep the tokens those languages use)", validate=_source_level,
+                "where token frequencies come from: 'training' (the cell's data), 'corpus:<languages>' "
+                "(the manual pages, e.g. 'corpus:en': keep the tokens those languages use) or "
+                "'corpus:<corpus>:<languages>' (e.g. 'corpus:help:es,ca,en', the GIMP manual)",
+                validate=_source_level,
                 hashed_at_default=False, owner="vocabulary"),
     )
 
@@ -93,8 +117,11 @@ class Vocabulary(Technique):
         tok = plan.tokenizer
         training = plan.training
         source = plan.settings["vocabulary_source"]
-        languages = source[len("corpus:"):].split(",") if source.startswith("corpus:") else []
-        counted = corpus_sequences(tok, languages) if languages else training.sequences
+        if source.startswith("corpus:"):
+            corpus, languages = corpus_source(source)
+            counted = corpus_sequences(tok, languages, corpus)
+        else:
+            counted = training.sequences
         protected = set(tok.all_special_ids) | set(tok.added_tokens_decoder) | set(byte_token_ids(tok).values())
         kept = choose_kept(counted, old_size, target, protected)
         token_map = TokenMap.build(tok, kept, old_size)
