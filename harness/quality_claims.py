@@ -168,9 +168,14 @@ def untrained_recall(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
     for (context, policy), part in sorted(seen.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         rate = float(part["exact_match"].mean())
         half = 1.96 * math.sqrt(rate * (1 - rate) / len(part)) if len(part) > 1 else math.nan
-        parts.append(f"{context:,} tokens {policy}: {rate:.3f} ± {half:.3f} (n = {len(part)} items)")
+        kept = part[part["in_context"].astype(bool)]
+        within = f", {float(kept['exact_match'].mean()):.3f} of the {len(kept)} whose answer the context holds" \
+            if len(kept) else ""
+        parts.append(f"{context:,} tokens {policy}: {rate:.3f} ± {half:.3f} (n = {len(part)} items; "
+                     f"{len(kept) / len(part):.0%} of the answers survive truncation{within})")
     return ["Exact recall of the model untrained (the adapter disabled), 95% normal interval over items: "
-            + "; ".join(parts) + "."]
+            + "; ".join(parts) + ". Recall is bounded by what truncation keeps: a fact whose answer is cut away "
+            "cannot be recalled but by chance."]
 
 
 def recall_by_age(cells: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -198,8 +203,7 @@ def recall_by_age(cells: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
                      "seeds": len(per_seed),
                      "untrained": float(untrained["exact_match"].mean()) if len(untrained) else math.nan,
                      "in_context": float(part["in_context"].astype(float).mean())})
-    return pd.DataFrame(rows, columns=columns).sort_values(["context", "truncation", "group", "age_order"],
-                                                           kind="stable")
+    return pd.DataFrame(rows, columns=columns).sort_values(["context", "truncation"], kind="stable")
 
 
 def age_table(by_age: pd.DataFrame) -> pd.DataFrame:

@@ -154,4 +154,5 @@ def test_recall_by_age_and_the_untrained_floor() -> None:
     assert (by_age["recall"] == 1.0).all() and (by_age["untrained"] == 0.0).all() and (by_age["items"] == 24).all()
     assert "1.00 ± 0.00 (0.00; 100% kept; n=24)" in age_table(by_age).iloc[0]["1–4 back"]
     assert untrained_recall(cells, items)[0].startswith("Exact recall of the model untrained")
-    assert "0.000 ± 0.000 (n = 120 items)" in untrained_recall(cells, items)[0]
+    assert "0.000 ± 0.000 (n = 120 items; 100% of the answers survive truncation, 0.000 of the 120 whose answer " \
+        "the context holds)" in untrained_recall(cells, items)[0]

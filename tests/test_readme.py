@@ -40,8 +40,8 @@ def test_readme_headline_is_the_committed_report():
 
 
 # Matrices completed over several GPU sessions: their committed report is partial and says so (pending rows).
-# None is partial now; the mechanism stays for the next matrix that is.
-PARTIAL: set[str] = set()
+# quality-qwen: 20 of its 54 cells measured in the first session (device time ran out).
+PARTIAL: set[str] = {"quality-qwen"}
 
 
 def test_committed_reports_are_generated_from_the_committed_results(tmp_path):
@@ -71,7 +71,7 @@ def test_readme_quality_table_is_the_committed_report():
     from harness.quality_findings import GIB, group_name, summarize
 
     readme = (REPO / "README.md").read_text()
-    section = readme.split("## Quality on real weights: `quality-smollm2`", 1)[1].split("\n## ", 1)[0]
+    section = readme.split("## Quality on real weights, CPU-sized: `quality-smollm2`", 1)[1].split("\n## ", 1)[0]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("| `")]
     cells = pd.read_csv(REPO / "reports" / "quality-smollm2" / "cells.csv")
     table = summarize(pd.read_csv(REPO / "reports" / "quality-smollm2" / "quality.csv"))

@@ -21,6 +21,10 @@ def draw(cells: pd.DataFrame, items: pd.DataFrame | None) -> Figure:
         fig, axes = figure(1, 1, width=WIDTH_IN / 2, height=PANEL_HEIGHT_IN)
         nothing_to_draw(axes[0][0], "no recall items recorded")
         return fig
+    # one line per policy and context: the matrix's first group with it (groups that differ in anything else,
+    # a sliced vocabulary say, are in the report's table)
+    firsts = by_age.drop_duplicates(["context", "truncation"])["group"]
+    by_age = by_age[by_age["group"].isin(set(firsts))]
     contexts = sorted(set(by_age["context"]))
     fig, axes = figure(1, len(contexts), width=WIDTH_IN, height=PANEL_HEIGHT_IN, sharey=True)
     policies = list(dict.fromkeys(by_age.sort_values("truncation")["truncation"]))
