@@ -54,6 +54,30 @@ def _data_level(value: Any) -> str | None:
             "'text:<folder of .txt files>'")
 
 
+def input_digest(settings: dict[str, Any]) -> str | None:
+    """sha256 of the user's data a cell reads (the chat file, or the folder's .txt files by name and content), so a
+    result can tell whether it came from the data that is there now; None for the built-in data, or where the
+    data cannot be read."""
+    from pathlib import Path
+
+    kind = settings.get("data")
+    if not isinstance(kind, str) or not kind.startswith(USER_DATA_PREFIXES):
+        return None
+    path = Path(kind.split(":", 1)[1]).expanduser()
+    digest = hashlib.sha256()
+    try:
+        if kind.startswith("chat:"):
+            digest.update(path.read_bytes())
+        else:
+            for file in sorted(p for p in path.glob("*.txt") if p.is_file()):
+                content = file.read_bytes()
+                digest.update(f"{file.name}\0{len(content)}\0".encode())
+                digest.update(content)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
 def _decay(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
         return f"{value!r} is not a number strictly between 0 and 1"

@@ -104,8 +104,9 @@ def matrix_identity(path: Path) -> str:
     return f"ablations/{path.name}" if path.resolve().parent.name == "ablations" else str(path.resolve())
 
 
-def claim_results_folder(results_dir: Path, name: str, path: Path) -> None:
-    """Two different matrix files never share one results folder: the first to write there owns it."""
+def claim_results_folder(results_dir: Path, name: str, path: Path, write: bool = True) -> None:
+    """Two different matrix files never share one results folder: the first to write there owns it. `write`
+    False only checks (a dry run changes nothing)."""
     marker = Path(results_dir) / name / ".matrix"
     identity = matrix_identity(path)
     if marker.is_file():
@@ -113,6 +114,8 @@ def claim_results_folder(results_dir: Path, name: str, path: Path) -> None:
         if owner != identity:
             raise MatrixError(f"{path}: results/{name}/ holds the results of another matrix file ({owner}); "
                               "rename this file (its name becomes the results folder's)")
+        return
+    if not write:
         return
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(identity + "\n")
@@ -443,8 +446,14 @@ def _readable_name(varied: dict[str, Any]) -> str:
 
 
 def find_cell(matrix: str, cell_id: str) -> Cell:
+    """The cell with this id (or, as `vramlab cells` lists them, this name)."""
     cells = expand(matrix)
     for cell in cells:
         if cell.cell_id == cell_id:
             return cell
-    raise MatrixError(f"matrix {matrix!r} has no cell {cell_id!r}{_did_you_mean(cell_id, [c.cell_id for c in cells])}")
+    for cell in cells:
+        if cell.name == cell_id:
+            return cell
+    known = [c.cell_id for c in cells] + [c.name for c in cells]
+    raise MatrixError(f"matrix {matrix!r} has no cell with the id or name {cell_id!r}{_did_you_mean(cell_id, known)} "
+                      "(`vramlab cells MATRIX` lists them)")

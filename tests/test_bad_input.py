@@ -130,15 +130,22 @@ def test_a_damaged_result_is_set_aside_and_its_cell_measured_again(tmp_path, cac
     damaged = results / f"{cells[0].cell_id}.json"
     damaged.write_text('{"schema_version": 2, "cell_id": "')  # a write cut short
     env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
-                           str(tmp_path), "-n", "--config", f"matrix={matrix}"], env=env, capture_output=True,
-                          text=True, timeout=120)
+
+    def snakemake(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                               str(tmp_path), "--cores", "1", *extra, "--config", f"matrix={matrix}"], env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    done = snakemake("-n")  # a dry run says what a run does, and changes nothing
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "not valid JSON" in done.stderr and "so this cell is measured again" in done.stderr
-    assert not damaged.exists()
+    assert "not valid JSON" in done.stderr and "set aside in results/m/damaged/ and measured again" in done.stderr
+    assert damaged.read_text() == '{"schema_version": 2, "cell_id": "' and not (results / "damaged").exists()
+
+    done = snakemake(str(damaged.relative_to(tmp_path)))  # a run: set aside, and that cell measured again
+    assert done.returncode == 0, done.stderr[-3000:]
     kept = list((results / "damaged").iterdir())
     assert len(kept) == 1 and kept[0].read_text().startswith('{"schema_version": 2')
-    assert f"cell_id={cells[0].cell_id}" in done.stdout
+    assert json.loads(damaged.read_text())["cell_id"] == cells[0].cell_id
 
 
 def test_aggregate_names_a_bad_result_file_instead_of_a_traceback(tmp_path):

@@ -188,9 +188,10 @@ def check(path: Path) -> CellResult | EvaluationResult:
     return result
 
 
-def set_aside(path: Path) -> Path:
-    """Move a damaged result out of the way (never delete it), so that its cell is measured again."""
-    target = path.parent / "damaged" / f"{path.name}.{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S%f')}"
+def set_aside(path: Path, folder: str = "damaged") -> Path:
+    """Move a damaged result out of the way (never delete it), so that its cell is measured again; `folder`
+    'superseded' for a valid result that is redone for another reason (harness/results/existing.py)."""
+    target = path.parent / folder / f"{path.name}.{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S%f')}"
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(path, target)
     return target
