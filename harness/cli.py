@@ -156,8 +156,8 @@ def _existing_result(cell: Cell, out: Path, force: bool, out_given: bool) -> tup
 
 
 def _cmd_run_cell(args: argparse.Namespace) -> int:
-    """Every argument is checked before any file is touched; then an existing result is kept, or set aside where it
-    is damaged, and the cell is measured."""
+    """Every argument is checked before any file is touched; then, under the cell's lock, an existing result is
+    kept, or set aside where it is damaged, and the cell is measured."""
     from harness.supervise import SupervisorError, time_limit
 
     cell, out, _ = _cell_and_paths(args)
@@ -191,13 +191,25 @@ def _cmd_run_cell(args: argparse.Namespace) -> int:
             if code is not None:
                 return code
             warm_start.launch_spares(kinds)  # for the next cells
-    refusal, redo = _existing_result(cell, out, args.force, args.out is not None)
-    if refusal:
-        print(f"vramlab: {refusal}", file=sys.stderr)
-        return 2
-    if redo is not None:
-        print(f"vramlab: {redo.reason}; moved to {redo.set_aside()}, and the cell is measured again", file=sys.stderr)
-    return _supervised(args, cell, out, limit)
+    from harness.results.lock import result_lock
+
+    def waiting(holder: str, lock: Path) -> None:
+        print(f"vramlab: cell {cell.name} ({cell.cell_id}) is being measured by another run ({holder}; lock "
+              f"{lock}); waiting for it to end, so that the cell is never measured twice at once", file=sys.stderr)
+
+    with result_lock(out, waiting) as waited:
+        if waited and out.is_file() and _existing_result(cell, out, False, False)[0]:
+            print(f"vramlab: cell {cell.name} ({cell.cell_id}) was measured by the run this one waited for; its "
+                  f"result {out} is kept", file=sys.stderr)
+            return 0
+        refusal, redo = _existing_result(cell, out, args.force, args.out is not None)
+        if refusal:
+            print(f"vramlab: {refusal}", file=sys.stderr)
+            return 2
+        if redo is not None:
+            print(f"vramlab: {redo.reason}; moved to {redo.set_aside()}, and the cell is measured again",
+                  file=sys.stderr)
+        return _supervised(args, cell, out, limit)
 
 
 def _supervised(args: argparse.Namespace, cell: Cell, out: Path, limit: float) -> int:
