@@ -21,6 +21,7 @@ sys.path.insert(0, workflow.basedir)
 
 from pathlib import Path
 
+from harness.errors import one_line
 from harness.evaluation.plan import evaluation_plan
 from harness.matrix import MatrixError, ceiling_spec, claim_results_folder, matrix_options, matrix_path
 from harness.matrix import expand as expand_matrix
@@ -44,7 +45,7 @@ try:
     # the charts a report draws follow from the matrix alone, so they can be named here
     CHARTS = design_of(MATRIX).files()
 except MatrixError as err:
-    raise WorkflowError(f"vramlab: {err}") from None
+    raise WorkflowError(f"vramlab: {one_line(err)}") from None
 NAME = CELLS[0].matrix
 IDS = [c.cell_id for c in CELLS]
 RESULTS = config.get("results_dir", "results")
@@ -53,7 +54,7 @@ try:
     # checked now; the folder's marker is written once Snakemake executes jobs (_prepare below)
     claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX), write=False)
 except MatrixError as err:
-    raise WorkflowError(f"vramlab: {err}") from None
+    raise WorkflowError(f"vramlab: {one_line(err)}") from None
 # cells that may touch a GPU hold the one `gpu` resource, so they never share a card; a matrix that allows
 # `concurrent_cells: N` has its cells hold one of N `gpu_slot`s instead, and their throughput is recorded as
 # not measured. On a cluster (an executor that submits jobs) each job gets a device of its own, so cells never

@@ -521,10 +521,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="[vramlab %(asctime)s] %(message)s", datefmt="%H:%M:%S")
     args = parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    from harness.errors import UsageError, one_line
+    from harness.workload.userdata import DataError
+
     try:
         return args.func(args)
-    except (MatrixError, ResultFileError) as err:
-        print(f"vramlab: {err}", file=sys.stderr)
+    except (MatrixError, ResultFileError, DataError, UsageError) as err:
+        print(f"vramlab: {one_line(err)}", file=sys.stderr)
         return 2
 
 

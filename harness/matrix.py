@@ -138,6 +138,10 @@ _SYNONYMS = {"device": {"gpu": "cuda", "nvidia": "cuda", "cuda:0": "cuda"},
              "quantization": {"4bit": "nf4", "qlora": "nf4", "bnb": "nf4"},
              "kernels": {"flash": "none"}}
 MAX_CELLS_DEFAULT = 5000
+# what a matrix file may cost before it is read: a matrix is settings, never data
+MAX_MATRIX_BYTES = 2**20
+MAX_EXPANDED = 4 * 2**20  # values and characters once its aliases are expanded
+MAX_DEPTH = 64
 
 
 def max_cells() -> int:
@@ -228,16 +232,58 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
     if shipped is not None and path.resolve().parent.name != "ablations" and path.resolve() != shipped.resolve():
         raise MatrixError(f"{path}: a matrix named {name!r} ships with vramlab ({shipped}); name your file "
                           "differently, since its name becomes results/<name>/ and reports/<name>/")
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_MATRIX_BYTES + 1)
+    if len(raw) > MAX_MATRIX_BYTES:
+        raise MatrixError(f"{path}: {path.stat().st_size:,} bytes, more than the limit of {MAX_MATRIX_BYTES // 2**20} "
+                          "MiB for a matrix file (a matrix holds settings; data goes in files it names)")
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise MatrixError(f"{path}: not UTF-8 text (byte {err.start}: {err.object[err.start:err.start + 1]!r}); "
                           "save the file as UTF-8") from None
+    loader = _UniqueKeyLoader(text)  # a SafeLoader subclass: no arbitrary objects
     try:
-        spec = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass: no arbitrary objects
+        node = loader.get_single_node()
+        if node is not None:
+            _bounded(node, path)
+        spec = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as err:
-        raise MatrixError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
+        raise MatrixError(f"{path}: not valid YAML: {' '.join(str(err).split())[:500]}") from None
+    except RecursionError:
+        raise MatrixError(f"{path}: nested deeper than YAML can be read here; a matrix is at most a few levels "
+                          "deep") from None
+    finally:
+        loader.dispose()
     return name, spec
+
+
+def _bounded(root: yaml.Node, path: Path) -> None:
+    """Refuse a document whose aliases expand it beyond MAX_EXPANDED values and characters (nine levels of nine
+    aliases of one word make 387 million words out of 400 bytes: a billion-laughs file), or nested deeper than
+    MAX_DEPTH, before anything is built from it. Aliased nodes are one object in the composed graph, so each is
+    measured once."""
+    sizes: dict[int, int] = {}
+
+    def size(node: yaml.Node, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise MatrixError(f"{path}: line {node.start_mark.line + 1}: nested deeper than {MAX_DEPTH} levels; a "
+                              "matrix is at most a few levels deep")
+        if id(node) in sizes:
+            return sizes[id(node)]
+        if isinstance(node, yaml.ScalarNode):
+            total = 1 + len(node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            total = 1 + sum(size(child, depth + 1) for child in node.value)
+        else:
+            total = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in node.value)
+        if total > MAX_EXPANDED:
+            raise MatrixError(f"{path}: line {node.start_mark.line + 1}: its aliases (*name) expand it to more than "
+                              f"{MAX_EXPANDED:,} values and characters, far more than any matrix needs")
+        sizes[id(node)] = total
+        return total
+
+    size(root, 0)
 
 
 def expand(name_or_path: str) -> list[Cell]:

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,8 @@ CASES = [
     ("axes: {adapter: [lora, rslora], checkpointing: ['off', 'on'], context: [64, 128]}\nreport: {lines: adapter}",
      "two lines would both be 'adapter lora'"),
     ("axes: {adapter: [lora, rslora]}\nreport: {lines: [adapter]}", "lines: name the lines of a sweep, which needs"),
+    # hostile input
+    ("axes: {adapter: [lora]}\ndescription: " + "[" * 5000 + "]" * 5000, "nested deeper than"),
 ]
 
 
@@ -197,3 +200,27 @@ def test_a_gpu_matrix_on_a_cpu_machine_says_what_will_happen(tmp_path, cache_dir
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "18 of 18 cells need a CUDA GPU and this machine has none: the 18 without a result" in done.stderr
+
+
+def test_a_yaml_alias_bomb_fails_fast_with_a_clear_error(tmp_path):
+    """A billion laughs: nine levels of nine aliases make 387 million strings out of a 400-byte file."""
+    text = "description: [&a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"
+    for i in range(1, 9):
+        text += f", &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]"
+    text += "]\naxes: {adapter: [lora]}\nfixed: {data: *a8}\n"
+    started = time.monotonic()
+    code, err = validate(tmp_path, text)
+    assert code == 2 and "\n" not in err and str(tmp_path / "m.yaml") in err
+    assert "aliases" in err and time.monotonic() - started < 30
+
+
+def test_a_matrix_file_too_large_is_refused_before_it_is_parsed(tmp_path):
+    started = time.monotonic()
+    code, err = validate(tmp_path, GOOD + "# " + "x" * (2 * 2**20) + "\n")
+    assert code == 2 and "\n" not in err and "more than the limit of 1 MiB" in err
+    assert time.monotonic() - started < 30
+
+
+def test_an_error_message_prints_a_bounded_value(tmp_path):
+    code, err = validate(tmp_path, f"fixed: {{data: '{'z' * 100_000}'}}\naxes: {{adapter: [lora]}}")
+    assert code == 2 and "\n" not in err and len(err) < 2000 and "zzz" in err
