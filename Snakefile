@@ -33,6 +33,24 @@ from harness.techniques import needs_cuda
 from harness.reproduce import machine_label
 from harness.workflow import default_matrix
 
+def _flag(name, default, also=()):
+    """A yes/no --config value: true/yes/on/1 or false/no/off/0 (and any word in `also`); anything else stops the
+    run, since a word read as 'no' would silently do the other thing."""
+    value = config.get(name, default)
+    word = str(value).strip().lower()
+    if word in ("true", "yes", "on", "1", "y"):
+        return True
+    if word in ("false", "no", "off", "0", "n"):
+        return False
+    if word in also:
+        return word
+    raise WorkflowError(f"vramlab: --config {name}={str(value)[:80]!r}: write {name}=true or {name}=false"
+                        + "".join(f" (or {name}={w})" for w in also))
+
+
+if "matrix" in config and not str(config["matrix"] or "").strip():
+    raise WorkflowError("vramlab: --config matrix= names no matrix; give a name under ablations/ or a path to a "
+                        "YAML file (leave matrix out to run the embedded default)")
 if config.get("matrix"):
     MATRIX, WHY = str(config["matrix"]), "chosen with --config matrix=..."
 else:
@@ -64,8 +82,7 @@ SHARED = CONCURRENT > 1 and workflow.local_exec
 workflow.global_resources.setdefault("gpu_slot", CONCURRENT)
 # each cell leaves a process that imports the libraries ahead for the next one (harness/warm_start.py); off with
 # --config warm_start=false. On a cluster each job may land on another node, so there it is always off.
-WARM = ["--warm-start"] if workflow.local_exec and str(config.get("warm_start", "true")).lower() in (
-    "true", "1", "yes") else []
+WARM = ["--warm-start"] if workflow.local_exec and _flag("warm_start", "true") else []
 
 
 def device_resources(wildcards):
@@ -96,8 +113,8 @@ EVALUATIONS = expand(f"{RESULTS}/{NAME}/evaluations/{{cell_id}}/{{task}}.json", 
 # measures every published cell again on this machine, into results/<matrix>/reproductions/<machine>/, and
 # ends with the comparison; a matrix named with --config matrix=... completes its reference folder instead,
 # unless --config reproduce=true. Cells without a published result are measured into the reference folder.
-_wanted = str(config.get("reproduce", "auto")).lower()
-REPRODUCE = (not config.get("matrix")) if _wanted == "auto" else _wanted in ("true", "1", "yes")
+_wanted = _flag("reproduce", "auto", also=("auto",))
+REPRODUCE = (not config.get("matrix")) if _wanted == "auto" else _wanted
 MACHINE = machine_label()
 PUBLISHED = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()] if REPRODUCE else []
 REPRODUCTIONS = expand(f"{RESULTS}/{NAME}/reproductions/{MACHINE}/{{cell_id}}.json", cell_id=PUBLISHED)

@@ -274,13 +274,17 @@ def _cmd_spare(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from harness.errors import UsageError
+    from harness.evaluation.plan import evaluation_plan
     from harness.evaluation.stage import evaluate_cell
 
+    if not args.task and not evaluation_plan(args.matrix).tasks:
+        raise UsageError(f"{args.matrix} has no `evaluation:` section, so there is nothing to evaluate; add one "
+                         "(tasks: [...]) or name a task with --task")
     if args.log is None:
         evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=args.task or None)
         return 0
     from harness.console import send_to_log
-    from harness.evaluation.plan import evaluation_plan
     from harness.results import evaluation_path, read_evaluation
 
     console = send_to_log(Path(args.log))

@@ -373,14 +373,19 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
     from harness.evaluation.plan import EvaluationPlan, EvaluationSpecError
 
     try:
-        EvaluationPlan.parse(spec.get("evaluation"))
+        plan = EvaluationPlan.parse(spec.get("evaluation"))
     except EvaluationSpecError as err:
         raise check.fail("evaluation", str(err)) from None
+    from harness.evaluation.names import unknown_task_problem
+
+    problem = unknown_task_problem(plan.tasks)
+    if problem:
+        raise check.fail("evaluation", f"tasks: {problem}")
 
     from harness.ceiling import CeilingSpec, CeilingSpecError
 
     try:
-        CeilingSpec.parse(spec.get("ceiling"))
+        ceiling = CeilingSpec.parse(spec.get("ceiling"))
     except CeilingSpecError as err:
         raise check.fail("ceiling", str(err)) from None
 
@@ -407,6 +412,10 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
                 raise check.fail("cells", f"more than {max_cells():,} cells (set VRAMLAB_MAX_CELLS to allow more)")
     if not cells:
         raise check.fail("exclude", "every cell was excluded")
+    if ceiling is not None and len({c.settings["context"] for c in cells}) > 1:
+        raise check.fail("ceiling", "`context` varies between cells, but it is what the ceiling searches (from low "
+                                    "to high): each search would be repeated once per context; set context once "
+                                    "(in fixed, or not at all) and the range with low and high")
     for cell in cells:
         _check_against_model(check, cell)
     from harness.report_design import ReportSpecError, resolve
