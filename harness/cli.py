@@ -281,6 +281,15 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if not args.task and not evaluation_plan(args.matrix).tasks:
         raise UsageError(f"{args.matrix} has no `evaluation:` section, so there is nothing to evaluate; add one "
                          "(tasks: [...]) or name a task with --task")
+    if args.task:
+        from harness.evaluation.names import unknown_task_problem
+        from harness.evaluation.plan import TASK_NAME
+
+        bad = next((t for t in args.task if not TASK_NAME.match(t)), None)
+        problem = f"{bad!r} is not a task name (letters, digits, '_', '.', '-')" if bad else \
+            unknown_task_problem(args.task)
+        if problem:
+            raise UsageError(f"--task: {problem}")
     if args.log is None:
         evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=args.task or None)
         return 0
@@ -532,6 +541,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except (MatrixError, ResultFileError, DataError, UsageError) as err:
         print(f"vramlab: {one_line(err)}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a path given to a command that cannot be read or written (a file for a folder, ...)
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"vramlab: {one_line(where + (err.strerror or str(err)))}", file=sys.stderr)
         return 2
 
 

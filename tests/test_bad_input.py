@@ -329,3 +329,17 @@ def test_reproduce_is_yes_or_no_never_silently_no(tmp_path, word, reproduces):
         return
     assert done.returncode == 0, done.stderr[-2000:]
     assert ("reproducing the 8 published cells of 'smoke'" in done.stderr) is reproduces
+
+
+def test_paths_and_task_names_a_command_cannot_use_are_one_line(tmp_path):
+    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    cell = sorted((tmp_path / "results" / "smoke").glob("*.json"))[0].stem
+    before = sorted(p for p in tmp_path.rglob("*"))
+    for task, expected in (("../../x", "'../../x' is not a task name"),
+                           ("text_eng", "no installed lm-eval task is named 'text_eng'; did you mean 'text_en'?")):
+        _one_line_error(_vramlab("evaluate", "--matrix", "smoke", "--cell", cell, "--task", task, "--results-dir",
+                                 str(tmp_path / "results"), cwd=REPO), expected)
+    (tmp_path / "a-file").write_text("")
+    _one_line_error(_vramlab("aggregate", "smoke", "--results-dir", str(tmp_path / "results"), "--reports-dir",
+                             str(tmp_path / "a-file"), cwd=REPO), "a-file")
+    assert sorted(p for p in tmp_path.rglob("*")) == sorted([*before, tmp_path / "a-file"])
