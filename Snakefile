@@ -224,7 +224,10 @@ rule cell:
     input:
         _prepare,
     output:
-        f"{RESULTS}/{NAME}/{{cell_id}}.json",
+        # update: Snakemake never deletes an existing result before the job (as -F or -R would); run-cell decides
+        # (it keeps a result this machine could only skip, and sets a damaged one aside), and a job that fails
+        # gets the file back
+        update(f"{RESULTS}/{NAME}/{{cell_id}}.json"),
     log:
         f"{RESULTS}/{NAME}/logs/{{cell_id}}.log",
     wildcard_constraints:

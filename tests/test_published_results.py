@@ -245,3 +245,19 @@ def test_an_error_caused_by_data_that_has_changed_since_is_measured_again(tmp_pa
     kept = list((out.parent / "superseded").iterdir())
     assert len(kept) == 1 and kept[0].read_bytes() == before
     assert json.loads(out.read_text())["status"] == "timeout"  # measured again (under a 1 s limit here)
+
+
+def test_forcing_snakemake_on_a_machine_that_cannot_run_the_cells_keeps_their_results(tmp_path, cache_dir):
+    """`snakemake -F` deletes a job's outputs before running it; a published result is no such output: run-cell
+    decides, and on a machine without a CUDA GPU it keeps the GPU cells' results."""
+    shutil.copytree(REPO / "results" / "seed-16gb", tmp_path / "results" / "seed-16gb")
+    before = snapshot(tmp_path / "results")
+    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                           str(tmp_path), "--cores", "1", "-F", "--config", "matrix=seed-16gb"],
+                          env=_env(cache_dir, CUDA_VISIBLE_DEVICES="-1"), capture_output=True, text=True,
+                          timeout=600)
+    said = done.stdout + done.stderr
+    assert "this machine has no CUDA GPU, so here the cell could only be skipped: the result is kept" in said, \
+        said[-3000:]
+    assert {k: v for k, v in snapshot(tmp_path / "results").items() if "/logs/" not in k and "/.locks/" not in k} \
+        == before
