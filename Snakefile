@@ -7,9 +7,12 @@
 #
 # The matrix is validated while this file is read, so a typo stops everything before any cell runs.
 # A cell's result file appears only once complete (written to a temporary file, then renamed); cells
-# whose file exists are never rerun (rerun-triggers: mtime in profiles/default), and a cell that was
-# killed half-way has no file, so the next run redoes exactly that one. A result file that is damaged is
-# moved to results/<matrix>/damaged/ (never deleted) and its cell is measured again.
+# whose file exists are never rerun, and a cell that was killed half-way has no file, so the next run redoes
+# exactly that one. Whether a job runs never depends on file times (every input is ancient()): a fresh clone,
+# whatever order git wrote its files in, has nothing to redo; a job downstream of one that runs runs too. A
+# result file that is damaged (or an error whose input data has changed since) is moved to
+# results/<matrix>/damaged/ (superseded/) (never deleted) and measured again: harness/results/existing.py
+# decides, and a dry run only says so, since nothing is moved before Snakemake executes jobs.
 
 import base64
 import sys
@@ -18,16 +21,36 @@ sys.path.insert(0, workflow.basedir)
 
 from pathlib import Path
 
+from harness.errors import one_line
 from harness.evaluation.plan import evaluation_plan
 from harness.matrix import MatrixError, ceiling_spec, claim_results_folder, matrix_options, matrix_path
 from harness.matrix import expand as expand_matrix
 from harness.report_design import design_of
-from harness.results import ResultFileError, check, result_path, set_aside
+from harness.results import evaluation_path, result_path
+from harness.results.existing import review_cell, review_evaluation
 from harness.supervise import cuda_present
 from harness.techniques import needs_cuda
 from harness.reproduce import machine_label
 from harness.workflow import default_matrix
 
+def _flag(name, default, also=()):
+    """A yes/no --config value: true/yes/on/1 or false/no/off/0 (and any word in `also`); anything else stops the
+    run, since a word read as 'no' would silently do the other thing."""
+    value = config.get(name, default)
+    word = str(value).strip().lower()
+    if word in ("true", "yes", "on", "1", "y"):
+        return True
+    if word in ("false", "no", "off", "0", "n"):
+        return False
+    if word in also:
+        return word
+    raise WorkflowError(f"vramlab: --config {name}={str(value)[:80]!r}: write {name}=true or {name}=false"
+                        + "".join(f" (or {name}={w})" for w in also))
+
+
+if "matrix" in config and not str(config["matrix"] or "").strip():
+    raise WorkflowError("vramlab: --config matrix= names no matrix; give a name under ablations/ or a path to a "
+                        "YAML file (leave matrix out to run the embedded default)")
 if config.get("matrix"):
     MATRIX, WHY = str(config["matrix"]), "chosen with --config matrix=..."
 else:
@@ -40,15 +63,16 @@ try:
     # the charts a report draws follow from the matrix alone, so they can be named here
     CHARTS = design_of(MATRIX).files()
 except MatrixError as err:
-    raise WorkflowError(f"vramlab: {err}") from None
+    raise WorkflowError(f"vramlab: {one_line(err)}") from None
 NAME = CELLS[0].matrix
 IDS = [c.cell_id for c in CELLS]
 RESULTS = config.get("results_dir", "results")
 REPORTS = config.get("reports_dir", "reports")
 try:
-    claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX))
+    # checked now; the folder's marker is written once Snakemake executes jobs (_prepare below)
+    claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX), write=False)
 except MatrixError as err:
-    raise WorkflowError(f"vramlab: {err}") from None
+    raise WorkflowError(f"vramlab: {one_line(err)}") from None
 # cells that may touch a GPU hold the one `gpu` resource, so they never share a card; a matrix that allows
 # `concurrent_cells: N` has its cells hold one of N `gpu_slot`s instead, and their throughput is recorded as
 # not measured. On a cluster (an executor that submits jobs) each job gets a device of its own, so cells never
@@ -58,8 +82,7 @@ SHARED = CONCURRENT > 1 and workflow.local_exec
 workflow.global_resources.setdefault("gpu_slot", CONCURRENT)
 # each cell leaves a process that imports the libraries ahead for the next one (harness/warm_start.py); off with
 # --config warm_start=false. On a cluster each job may land on another node, so there it is always off.
-WARM = ["--warm-start"] if workflow.local_exec and str(config.get("warm_start", "true")).lower() in (
-    "true", "1", "yes") else []
+WARM = ["--warm-start"] if workflow.local_exec and _flag("warm_start", "true") else []
 
 
 def device_resources(wildcards):
@@ -76,13 +99,13 @@ if _GPU_CELLS and not cuda_present():
 print(f"vramlab: matrix '{NAME}' ({matrix_path(MATRIX)}), {len(CELLS)} cells"
       + (f", {len(TASKS)} evaluation tasks" if TASKS else "") + f": {WHY}", file=sys.stderr)
 
-for _cell_id in IDS:
-    _path = result_path(Path(RESULTS), NAME, _cell_id)
-    if _path.is_file():
-        try:
-            check(_path)
-        except ResultFileError as err:
-            print(f"vramlab: {err}; moved to {set_aside(_path)}, so this cell is measured again", file=sys.stderr)
+# Result files that cannot stand (damaged, another cell's, an error whose input data changed): said now, set aside
+# once Snakemake executes jobs, so that their cells (or tasks) are measured again; a dry run changes nothing.
+REDO = [r for c in CELLS for r in [review_cell(result_path(Path(RESULTS), NAME, c.cell_id), c.cell_id, c.settings)]
+        + [review_evaluation(evaluation_path(Path(RESULTS), NAME, c.cell_id, t), c.cell_id, t) for t in TASKS]
+        if r is not None]
+for _redo in REDO:
+    print(f"vramlab: {_redo.describe()}", file=sys.stderr)
 
 EVALUATIONS = expand(f"{RESULTS}/{NAME}/evaluations/{{cell_id}}/{{task}}.json", cell_id=IDS, task=TASKS)
 
@@ -90,8 +113,8 @@ EVALUATIONS = expand(f"{RESULTS}/{NAME}/evaluations/{{cell_id}}/{{task}}.json", 
 # measures every published cell again on this machine, into results/<matrix>/reproductions/<machine>/, and
 # ends with the comparison; a matrix named with --config matrix=... completes its reference folder instead,
 # unless --config reproduce=true. Cells without a published result are measured into the reference folder.
-_wanted = str(config.get("reproduce", "auto")).lower()
-REPRODUCE = (not config.get("matrix")) if _wanted == "auto" else _wanted in ("true", "1", "yes")
+_wanted = _flag("reproduce", "auto", also=("auto",))
+REPRODUCE = (not config.get("matrix")) if _wanted == "auto" else _wanted
 MACHINE = machine_label()
 PUBLISHED = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()] if REPRODUCE else []
 REPRODUCTIONS = expand(f"{RESULTS}/{NAME}/reproductions/{MACHINE}/{{cell_id}}.json", cell_id=PUBLISHED)
@@ -109,8 +132,8 @@ def _without_provenance(paths):
     return [p for p in paths if not (records / base64.urlsafe_b64encode(str(p).encode()).decode()).exists()]
 
 
-_foreign = _without_provenance([result_path(Path(RESULTS), NAME, i) for i in IDS
-                                if result_path(Path(RESULTS), NAME, i).is_file()])
+_foreign = _without_provenance([p for p in (result_path(Path(RESULTS), NAME, i) for i in IDS)
+                                if p.is_file() and p not in {r.path for r in REDO}])
 if _foreign:
     # Snakemake's own note ("N jobs have missing provenance/metadata") sounds like a fault; it is not one
     print(f"vramlab: {len(_foreign)} result files of '{NAME}' were made elsewhere (committed, or copied here), so "
@@ -119,12 +142,38 @@ if _foreign:
           "deleted).", file=sys.stderr)
 
 
+def _executing():
+    """Whether this Snakemake executes jobs (not a dry run, --touch, a summary or a listing, nor a job's own
+    process on a cluster). Snakemake knows it once it builds the jobs (when _prepare is called), not yet while
+    this file is read."""
+    return (workflow.is_main_process and workflow.executor_plugin is not None and not workflow.dryrun
+            and not workflow.touch)
+
+
+_PREPARED = []
+
+
+def _prepare(wildcards):
+    """An input of every rule, empty: where jobs are executed, the changes that planning only said are made the
+    first time Snakemake builds a job (before it looks for any file, so the jobs of the files set aside run,
+    whatever the targets): the results folder's owner is written, and the files that cannot stand are set aside."""
+    if not _PREPARED:
+        _PREPARED.append(True)
+        if _executing():
+            claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX))
+            for redo in REDO:
+                if redo.path.is_file():
+                    print(f"vramlab: moved {redo.path} to {redo.set_aside()}", file=sys.stderr)
+    return []
+
+
 # light jobs (tables, charts, the comparison) run where Snakemake runs, never as cluster jobs
 localrules: all, aggregate, report, compare
 
 
 rule all:
     input:
+        _prepare,
         f"{REPORTS}/{NAME}/report.md",
         # the results too: a deleted result file is measured again even while an older report exists
         expand(f"{RESULTS}/{NAME}/{{cell_id}}.json", cell_id=IDS),
@@ -139,6 +188,8 @@ onsuccess:
 
 
 rule reproduce:
+    input:
+        _prepare,
     output:
         f"{RESULTS}/{NAME}/reproductions/{MACHINE}/{{cell_id}}.json",
     log:
@@ -158,7 +209,8 @@ rule reproduce:
 
 rule compare:
     input:
-        REPRODUCTIONS,
+        _prepare,
+        ancient(REPRODUCTIONS),
     output:
         f"{REPORTS}/{NAME}/reproductions/{MACHINE}/comparison.md",
     params:
@@ -169,8 +221,13 @@ rule compare:
 
 
 rule cell:
+    input:
+        _prepare,
     output:
-        f"{RESULTS}/{NAME}/{{cell_id}}.json",
+        # update: Snakemake never deletes an existing result before the job (as -F or -R would); run-cell decides
+        # (it keeps a result this machine could only skip, and sets a damaged one aside), and a job that fails
+        # gets the file back
+        update(f"{RESULTS}/{NAME}/{{cell_id}}.json"),
     log:
         f"{RESULTS}/{NAME}/logs/{{cell_id}}.log",
     wildcard_constraints:
@@ -188,7 +245,9 @@ rule cell:
 
 rule evaluate:
     input:
-        f"{RESULTS}/{NAME}/{{cell_id}}.json",
+        _prepare,
+        # ancient: evaluated again when the cell is measured again, never because of the files' times
+        ancient(f"{RESULTS}/{NAME}/{{cell_id}}.json"),
     output:
         # update: a task added later is evaluated without re-evaluating (or deleting) the others
         update(expand(f"{RESULTS}/{NAME}/evaluations/{{{{cell_id}}}}/{{task}}.json", task=TASKS)),
@@ -209,6 +268,8 @@ rule evaluate:
 rule ceiling:
     # one job for a matrix's whole search: each probe depends on the ones before it, and each is still a cell
     # in a fresh process of its own (vramlab run-cell), its result kept under results/<matrix>/ceiling/
+    input:
+        _prepare,
     output:
         f"{REPORTS}/{NAME}/ceiling.md",
         f"{REPORTS}/{NAME}/ceiling.csv",
@@ -227,10 +288,13 @@ rule ceiling:
         "--jobs {params.jobs} {params.warm} > {log:q}"
 
 
+RESULT_FILES = expand(f"{RESULTS}/{NAME}/{{cell_id}}.json", cell_id=IDS) + EVALUATIONS
+
+
 rule aggregate:
     input:
-        expand(f"{RESULTS}/{NAME}/{{cell_id}}.json", cell_id=IDS),
-        EVALUATIONS,
+        _prepare,
+        ancient(RESULT_FILES),
     output:
         f"{REPORTS}/{NAME}/cells.csv",
         f"{REPORTS}/{NAME}/steps.csv",
@@ -245,11 +309,12 @@ rule aggregate:
 
 rule report:
     input:
-        f"{REPORTS}/{NAME}/cells.csv",
-        f"{REPORTS}/{NAME}/steps.csv",
-        f"{REPORTS}/{NAME}/estimate.csv",
-        f"{REPORTS}/{NAME}/design.json",
-        [f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [],
+        _prepare,
+        ancient([f"{REPORTS}/{NAME}/cells.csv", f"{REPORTS}/{NAME}/steps.csv", f"{REPORTS}/{NAME}/estimate.csv",
+                 f"{REPORTS}/{NAME}/design.json", *([f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [])]),
+        # the results too (ancient inputs that exist do not pass a rerun on): the report is made again whenever
+        # the tables are, since a result it reads was measured again
+        ancient(RESULT_FILES),
     output:
         f"{REPORTS}/{NAME}/report.md",
         f"{REPORTS}/{NAME}/tables.tex",

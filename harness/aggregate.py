@@ -12,7 +12,8 @@
 
 Only the matrix's current cells are read, in matrix order; a cell with no result file is an error here,
 because Snakemake only aggregates once every cell has one (unless asked for a partial table, where it is a
-`pending` row). A damaged file is named with the field that is wrong.
+`pending` row). A damaged file, or one that holds another cell's result, is named with what is wrong, and
+then no table is written.
 """
 
 from __future__ import annotations
@@ -53,12 +54,21 @@ def load_results(matrix: str, results_dir: Path, partial: bool = False) -> list[
     for cell in expand(matrix):
         path = results.result_path(results_dir, cell.matrix, cell.cell_id)
         if path.is_file():
-            found.append((cell, results.read(path)))
+            found.append((cell, _checked(path, cell.cell_id)))
         elif partial:
             found.append((cell, None))
         else:
-            raise FileNotFoundError(f"cell {cell.cell_id} ({cell.name}) of {matrix} has no result file {path}")
+            raise results.ResultFileError(f"cell {cell.cell_id} ({cell.name}) of {matrix} has no result file {path}; "
+                                          "run its cells first, or aggregate with --partial to list it as pending")
     return found
+
+
+def _checked(path: Path, cell_id: str) -> CellResult:
+    """The cell's result, as `vramlab check` accepts it: valid, and the result of the cell its file is named by."""
+    result = results.check(path)
+    if not isinstance(result, CellResult) or result.cell_id != cell_id:
+        raise results.ResultFileError(f"{path}: holds another result, not the one of cell {cell_id}")
+    return result
 
 
 def _quality_rows(order: int, evaluation: EvaluationResult) -> list[dict[str, Any]]:
@@ -113,7 +123,10 @@ def load_evaluations(found: list[tuple[Cell, CellResult | None]], results_dir: P
         for task in tasks:
             path = results.evaluation_path(results_dir, cell.matrix, cell.cell_id, task)
             if path.is_file():
-                rows.extend(_quality_rows(order, results.read_evaluation(path)))
+                evaluation = results.check(path)
+                if not isinstance(evaluation, EvaluationResult):
+                    raise results.ResultFileError(f"{path}: a cell result where an evaluation result was expected")
+                rows.extend(_quality_rows(order, evaluation))
     return rows
 
 
@@ -147,15 +160,19 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     found = load_results(matrix, results_dir, partial)
     name = found[0][0].matrix
     cells, steps = tables(found)
+    plan = evaluation_plan(matrix)
+    # every file is read before any table is written: a bad one leaves the tables as they were
+    quality = pd.DataFrame(load_evaluations(found, results_dir, plan.task_names()), columns=QUALITY_COLUMNS) \
+        if plan.tasks else None
+    estimate = estimate_rows(found)
+    design = resolve(load_matrix(matrix)[1], [cell for cell, _ in found])
     out = reports_dir / name
     out.mkdir(parents=True, exist_ok=True)
     cells.to_csv(out / "cells.csv", index=False)
     steps.to_csv(out / "steps.csv", index=False)
-    estimate_rows(found).to_csv(out / "estimate.csv", index=False)
-    resolve(load_matrix(matrix)[1], [cell for cell, _ in found]).write(out / "design.json")
-    plan = evaluation_plan(matrix)
-    if plan.tasks:
-        quality = pd.DataFrame(load_evaluations(found, results_dir, plan.task_names()), columns=QUALITY_COLUMNS)
+    estimate.to_csv(out / "estimate.csv", index=False)
+    design.write(out / "design.json")
+    if quality is not None:
         quality.to_csv(out / "quality.csv", index=False)
         items = load_items(found, results_dir, plan.task_names())
         if len(items):

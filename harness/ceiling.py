@@ -32,6 +32,9 @@ from harness.cells import Cell
 GIB = 2**30
 
 
+MAX_HIGH = 2**20  # a million tokens: past the context of any model this harness trains
+
+
 class CeilingSpecError(ValueError):
     """A `ceiling:` section that cannot be used; the message says which key and why."""
 
@@ -57,6 +60,9 @@ class CeilingSpec:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise CeilingSpecError(f"{key}: {value!r} is not a positive number of tokens")
             values[key] = value
+        if values["high"] > MAX_HIGH:
+            raise CeilingSpecError(f"high ({values['high']}) is more than {MAX_HIGH:,} tokens, past any model's "
+                                   "context; a probe there would only fill the machine's memory")
         if values["low"] >= values["high"]:
             raise CeilingSpecError(f"low ({values['low']}) must be below high ({values['high']})")
         if values["low"] % values["resolution"] or values["high"] % values["resolution"]:

@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from harness import bytecode
 from harness.cells import Cell
@@ -90,7 +91,11 @@ def _cell_and_paths(args: argparse.Namespace) -> tuple[Cell, Path, Path | None]:
     cell = find_cell(args.matrix, args.cell)
     if args.context is not None:
         from harness.ceiling import probe_cell
+        from harness.settings import SETTINGS
 
+        problem = SETTINGS["context"].check(args.context)
+        if problem:
+            raise MatrixError(f"--context: {problem}")
         cell = probe_cell(cell, args.context)
     out = Path(args.out) if args.out else result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
     adapter = adapter_folder(out.parent.parent, cell.matrix, cell.cell_id) if args.keep_adapter else None
@@ -113,41 +118,61 @@ def _cell_arguments(p: argparse.ArgumentParser) -> None:
                         "allocated peak, by the code that made it, to FILE.peak.json (harness/memory_history.py)")
 
 
-def _keeps_existing_result(cell: Cell, out: Path, force: bool) -> str | None:
-    """Why this run must not start: a result file is only replaced by a newer measurement of the same cell on
-    a machine that can measure it (or with --force), and --out must name a file."""
-    from harness.results import read, set_aside
-    from harness.supervise import cuda_present
-    from harness.techniques import needs_cuda
-
+def _out_problem(cell: Cell, out: Path) -> str | None:
+    """--out names this cell's result file: a file named by the cell's id, so that no other file is ever taken for a
+    damaged result and set aside, or written over."""
     if out.is_dir():
         return f"--out {out} is a folder; give the path of the result file (e.g. {out / (cell.cell_id + '.json')})"
-    if force or not out.is_file():
-        return None
-    try:
-        existing = read(out)
-    except ResultFileError as err:
-        print(f"vramlab: {err}; moved to {set_aside(out)}, and the cell is measured again", file=sys.stderr)
-        return None
-    if needs_cuda(cell.settings) and not cuda_present():
-        where = (existing.environment.gpu or existing.environment.cpu) if existing.environment else "another machine"
-        return (f"{out} holds the {existing.status.value} result of this cell from {where}; this machine has no "
-                "CUDA GPU, so here the cell could only be skipped: the result is kept (--force replaces it)")
+    if out.name != f"{cell.cell_id}.json":
+        return (f"--out {out}: a result file is named by its cell's id; give a path ending in {cell.cell_id}.json "
+                f"(e.g. {out.parent / (cell.cell_id + '.json')})")
     return None
 
 
+def _existing_result(cell: Cell, out: Path, force: bool, out_given: bool) -> tuple[str | None, Any]:
+    """What stands in the way of measuring `cell` into `out`: a reason to stop (the result there is kept), or a
+    damaged or stale file to set aside first (harness/results/existing.py), or neither. A result is replaced only
+    by a newer measurement of the same cell, named with --out, on a machine that can measure it (or with
+    --force); reads only."""
+    from harness.results import read
+    from harness.results.existing import review_cell
+    from harness.supervise import cuda_present
+    from harness.techniques import needs_cuda
+
+    redo = review_cell(out, cell.cell_id, cell.settings)
+    if redo is not None or not out.is_file() or force:
+        return None, redo
+    existing = read(out)
+    env = existing.environment
+    where = (env.gpu or env.cpu) if env else "another machine"
+    if not out_given:
+        return (f"{out} already holds the {existing.status.value} result of this cell from {where}; it is kept "
+                "(delete the file to measure the cell again, give --out to measure it into another file, or "
+                "--force to replace it)"), None
+    if needs_cuda(cell.settings) and not cuda_present():
+        return (f"{out} holds the {existing.status.value} result of this cell from {where}; this machine has no "
+                "CUDA GPU, so here the cell could only be skipped: the result is kept (--force replaces it)"), None
+    return None, None
+
+
 def _cmd_run_cell(args: argparse.Namespace) -> int:
-    from harness.supervise import SupervisorError, supervise, time_limit
+    """Every argument is checked before any file is touched; then, under the cell's lock, an existing result is
+    kept, or set aside where it is damaged, and the cell is measured."""
+    from harness.supervise import SupervisorError, time_limit
 
     cell, out, _ = _cell_and_paths(args)
-    refusal = _keeps_existing_result(cell, out, args.force)
-    if refusal:
-        print(f"vramlab: {refusal}", file=sys.stderr)
-        return 2
+    problem = _out_problem(cell, out)
     try:
         limit = time_limit(cell.settings, args.time_limit)
     except SupervisorError as err:
-        print(f"vramlab: {err}", file=sys.stderr)
+        problem = problem or str(err)
+    for flag in ("log", "memory_history"):
+        given = getattr(args, flag, None)
+        if not problem and given and Path(given).is_dir():
+            problem = f"--{flag.replace('_', '-')} {given} is a folder; give the path of a file"
+    problem = problem or _existing_result(cell, out, args.force, args.out is not None)[0]
+    if problem:
+        print(f"vramlab: {problem}", file=sys.stderr)
         return 2
     if getattr(args, "memory_history", None):
         from harness.memory_history import ENV
@@ -157,7 +182,7 @@ def _cmd_run_cell(args: argparse.Namespace) -> int:
         from harness import warm_start
         from harness.backends import name_for
 
-        # not already in the spare that took this command
+        # not already in the spare that took this command (which checks all of the above again itself)
         if warm_start.SERVING is None and warm_start.applies_to(cell.settings):
             kinds = warm_start.kinds_for({name_for(c.settings) for c in expand(args.matrix)
                                           if warm_start.applies_to(c.settings)})
@@ -166,6 +191,30 @@ def _cmd_run_cell(args: argparse.Namespace) -> int:
             if code is not None:
                 return code
             warm_start.launch_spares(kinds)  # for the next cells
+    from harness.results.lock import result_lock
+
+    def waiting(holder: str, lock: Path) -> None:
+        print(f"vramlab: cell {cell.name} ({cell.cell_id}) is being measured by another run ({holder}; lock "
+              f"{lock}); waiting for it to end, so that the cell is never measured twice at once", file=sys.stderr)
+
+    with result_lock(out, waiting) as waited:
+        if waited and out.is_file() and _existing_result(cell, out, False, False)[0]:
+            print(f"vramlab: cell {cell.name} ({cell.cell_id}) was measured by the run this one waited for; its "
+                  f"result {out} is kept", file=sys.stderr)
+            return 0
+        refusal, redo = _existing_result(cell, out, args.force, args.out is not None)
+        if refusal:
+            print(f"vramlab: {refusal}", file=sys.stderr)
+            return 2
+        if redo is not None:
+            print(f"vramlab: {redo.reason}; moved to {redo.set_aside()}, and the cell is measured again",
+                  file=sys.stderr)
+        return _supervised(args, cell, out, limit)
+
+
+def _supervised(args: argparse.Namespace, cell: Cell, out: Path, limit: float) -> int:
+    from harness.supervise import supervise
+
     # the worker is given the resolved result file, so that both processes look at the same one
     worker_args = ["--matrix", args.matrix, "--cell", args.cell, "--out", str(out)]
     worker_args += ["--keep-adapter"] * args.keep_adapter + ["--shared-device"] * args.shared_device
@@ -225,13 +274,26 @@ def _cmd_spare(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from harness.errors import UsageError
+    from harness.evaluation.plan import evaluation_plan
     from harness.evaluation.stage import evaluate_cell
 
+    if not args.task and not evaluation_plan(args.matrix).tasks:
+        raise UsageError(f"{args.matrix} has no `evaluation:` section, so there is nothing to evaluate; add one "
+                         "(tasks: [...]) or name a task with --task")
+    if args.task:
+        from harness.evaluation.names import unknown_task_problem
+        from harness.evaluation.plan import TASK_NAME
+
+        bad = next((t for t in args.task if not TASK_NAME.match(t)), None)
+        problem = f"{bad!r} is not a task name (letters, digits, '_', '.', '-')" if bad else \
+            unknown_task_problem(args.task)
+        if problem:
+            raise UsageError(f"--task: {problem}")
     if args.log is None:
         evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=args.task or None)
         return 0
     from harness.console import send_to_log
-    from harness.evaluation.plan import evaluation_plan
     from harness.results import evaluation_path, read_evaluation
 
     console = send_to_log(Path(args.log))
@@ -498,10 +560,17 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="[vramlab %(asctime)s] %(message)s", datefmt="%H:%M:%S")
     args = parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    from harness.errors import UsageError, one_line
+    from harness.workload.userdata import DataError
+
     try:
         return args.func(args)
-    except (MatrixError, ResultFileError) as err:
-        print(f"vramlab: {err}", file=sys.stderr)
+    except (MatrixError, ResultFileError, DataError, UsageError) as err:
+        print(f"vramlab: {one_line(err)}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a path given to a command that cannot be read or written (a file for a folder, ...)
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"vramlab: {one_line(where + (err.strerror or str(err)))}", file=sys.stderr)
         return 2
 
 

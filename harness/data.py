@@ -49,9 +49,61 @@ def _data_level(value: Any) -> str | None:
 
         path = Path(value.split(":", 1)[1]).expanduser()
         wanted = path.is_file() if value.startswith("chat:") else path.is_dir()
-        return None if wanted else f"{value!r}: no such {'file' if value.startswith('chat:') else 'folder'} {path}"
+        if not wanted:
+            return f"{value!r}: no such {'file' if value.startswith('chat:') else 'folder'} {path}"
+        return _user_data_problem(value)
     return (f"{value!r} is not one of {', '.join(DATA_KINDS)}, nor 'chat:<file.jsonl>' or "
             "'text:<folder of .txt files>'")
+
+
+_CHECKED: dict[tuple[str, tuple[tuple[str, int, int], ...]], str | None] = {}
+
+
+def _user_data_problem(value: str) -> str | None:
+    """The user's data read as training will read it (harness/workload/userdata.py), without a model: a file that
+    is empty, binary, not UTF-8, not JSON lines of conversations with roles, or a folder without text; once per
+    version of the files in a process."""
+    from pathlib import Path
+
+    from harness.workload.userdata import DataError, read_chat_jsonl, read_text_folder
+
+    path = Path(value.split(":", 1)[1]).expanduser()
+    files = [path] if value.startswith("chat:") else sorted(p for p in path.glob("*.txt") if p.is_file())
+    try:
+        key = (value, tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
+    except OSError:
+        key = (value, ())
+    if key not in _CHECKED:
+        try:
+            read_chat_jsonl(path) if value.startswith("chat:") else read_text_folder(path)
+            _CHECKED[key] = None
+        except DataError as err:
+            _CHECKED[key] = str(err)
+    return _CHECKED[key]
+
+
+def input_digest(settings: dict[str, Any]) -> str | None:
+    """sha256 of the user's data a cell reads (the chat file, or the folder's .txt files by name and content), so a
+    result can tell whether it came from the data that is there now; None for the built-in data, or where the
+    data cannot be read."""
+    from pathlib import Path
+
+    kind = settings.get("data")
+    if not isinstance(kind, str) or not kind.startswith(USER_DATA_PREFIXES):
+        return None
+    path = Path(kind.split(":", 1)[1]).expanduser()
+    digest = hashlib.sha256()
+    try:
+        if kind.startswith("chat:"):
+            digest.update(path.read_bytes())
+        else:
+            for file in sorted(p for p in path.glob("*.txt") if p.is_file()):
+                content = file.read_bytes()
+                digest.update(f"{file.name}\0{len(content)}\0".encode())
+                digest.update(content)
+    except OSError:
+        return None
+    return digest.hexdigest()
 
 
 def _decay(value: Any) -> str | None:

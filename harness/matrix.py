@@ -104,8 +104,9 @@ def matrix_identity(path: Path) -> str:
     return f"ablations/{path.name}" if path.resolve().parent.name == "ablations" else str(path.resolve())
 
 
-def claim_results_folder(results_dir: Path, name: str, path: Path) -> None:
-    """Two different matrix files never share one results folder: the first to write there owns it."""
+def claim_results_folder(results_dir: Path, name: str, path: Path, write: bool = True) -> None:
+    """Two different matrix files never share one results folder: the first to write there owns it. `write`
+    False only checks (a dry run changes nothing)."""
     marker = Path(results_dir) / name / ".matrix"
     identity = matrix_identity(path)
     if marker.is_file():
@@ -113,6 +114,8 @@ def claim_results_folder(results_dir: Path, name: str, path: Path) -> None:
         if owner != identity:
             raise MatrixError(f"{path}: results/{name}/ holds the results of another matrix file ({owner}); "
                               "rename this file (its name becomes the results folder's)")
+        return
+    if not write:
         return
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(identity + "\n")
@@ -135,6 +138,10 @@ _SYNONYMS = {"device": {"gpu": "cuda", "nvidia": "cuda", "cuda:0": "cuda"},
              "quantization": {"4bit": "nf4", "qlora": "nf4", "bnb": "nf4"},
              "kernels": {"flash": "none"}}
 MAX_CELLS_DEFAULT = 5000
+# what a matrix file may cost before it is read: a matrix is settings, never data
+MAX_MATRIX_BYTES = 2**20
+MAX_EXPANDED = 4 * 2**20  # values and characters once its aliases are expanded
+MAX_DEPTH = 64
 
 
 def max_cells() -> int:
@@ -225,16 +232,58 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
     if shipped is not None and path.resolve().parent.name != "ablations" and path.resolve() != shipped.resolve():
         raise MatrixError(f"{path}: a matrix named {name!r} ships with vramlab ({shipped}); name your file "
                           "differently, since its name becomes results/<name>/ and reports/<name>/")
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_MATRIX_BYTES + 1)
+    if len(raw) > MAX_MATRIX_BYTES:
+        raise MatrixError(f"{path}: {path.stat().st_size:,} bytes, more than the limit of {MAX_MATRIX_BYTES // 2**20} "
+                          "MiB for a matrix file (a matrix holds settings; data goes in files it names)")
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise MatrixError(f"{path}: not UTF-8 text (byte {err.start}: {err.object[err.start:err.start + 1]!r}); "
                           "save the file as UTF-8") from None
+    loader = _UniqueKeyLoader(text)  # a SafeLoader subclass: no arbitrary objects
     try:
-        spec = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass: no arbitrary objects
+        node = loader.get_single_node()
+        if node is not None:
+            _bounded(node, path)
+        spec = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as err:
-        raise MatrixError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
+        raise MatrixError(f"{path}: not valid YAML: {' '.join(str(err).split())[:500]}") from None
+    except RecursionError:
+        raise MatrixError(f"{path}: nested deeper than YAML can be read here; a matrix is at most a few levels "
+                          "deep") from None
+    finally:
+        loader.dispose()
     return name, spec
+
+
+def _bounded(root: yaml.Node, path: Path) -> None:
+    """Refuse a document whose aliases expand it beyond MAX_EXPANDED values and characters (nine levels of nine
+    aliases of one word make 387 million words out of 400 bytes: a billion-laughs file), or nested deeper than
+    MAX_DEPTH, before anything is built from it. Aliased nodes are one object in the composed graph, so each is
+    measured once."""
+    sizes: dict[int, int] = {}
+
+    def size(node: yaml.Node, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise MatrixError(f"{path}: line {node.start_mark.line + 1}: nested deeper than {MAX_DEPTH} levels; a "
+                              "matrix is at most a few levels deep")
+        if id(node) in sizes:
+            return sizes[id(node)]
+        if isinstance(node, yaml.ScalarNode):
+            total = 1 + len(node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            total = 1 + sum(size(child, depth + 1) for child in node.value)
+        else:
+            total = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in node.value)
+        if total > MAX_EXPANDED:
+            raise MatrixError(f"{path}: line {node.start_mark.line + 1}: its aliases (*name) expand it to more than "
+                              f"{MAX_EXPANDED:,} values and characters, far more than any matrix needs")
+        sizes[id(node)] = total
+        return total
+
+    size(root, 0)
 
 
 def expand(name_or_path: str) -> list[Cell]:
@@ -324,14 +373,19 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
     from harness.evaluation.plan import EvaluationPlan, EvaluationSpecError
 
     try:
-        EvaluationPlan.parse(spec.get("evaluation"))
+        plan = EvaluationPlan.parse(spec.get("evaluation"))
     except EvaluationSpecError as err:
         raise check.fail("evaluation", str(err)) from None
+    from harness.evaluation.names import unknown_task_problem
+
+    problem = unknown_task_problem(plan.tasks)
+    if problem:
+        raise check.fail("evaluation", f"tasks: {problem}")
 
     from harness.ceiling import CeilingSpec, CeilingSpecError
 
     try:
-        CeilingSpec.parse(spec.get("ceiling"))
+        ceiling = CeilingSpec.parse(spec.get("ceiling"))
     except CeilingSpecError as err:
         raise check.fail("ceiling", str(err)) from None
 
@@ -358,6 +412,10 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
                 raise check.fail("cells", f"more than {max_cells():,} cells (set VRAMLAB_MAX_CELLS to allow more)")
     if not cells:
         raise check.fail("exclude", "every cell was excluded")
+    if ceiling is not None and len({c.settings["context"] for c in cells}) > 1:
+        raise check.fail("ceiling", "`context` varies between cells, but it is what the ceiling searches (from low "
+                                    "to high): each search would be repeated once per context; set context once "
+                                    "(in fixed, or not at all) and the range with low and high")
     for cell in cells:
         _check_against_model(check, cell)
     from harness.report_design import ReportSpecError, resolve
@@ -443,8 +501,14 @@ def _readable_name(varied: dict[str, Any]) -> str:
 
 
 def find_cell(matrix: str, cell_id: str) -> Cell:
+    """The cell with this id (or, as `vramlab cells` lists them, this name)."""
     cells = expand(matrix)
     for cell in cells:
         if cell.cell_id == cell_id:
             return cell
-    raise MatrixError(f"matrix {matrix!r} has no cell {cell_id!r}{_did_you_mean(cell_id, [c.cell_id for c in cells])}")
+    for cell in cells:
+        if cell.name == cell_id:
+            return cell
+    known = [c.cell_id for c in cells] + [c.name for c in cells]
+    raise MatrixError(f"matrix {matrix!r} has no cell with the id or name {cell_id!r}{_did_you_mean(cell_id, known)} "
+                      "(`vramlab cells MATRIX` lists them)")

@@ -163,8 +163,17 @@ def read_estimate(folder: Path) -> pd.DataFrame | None:
 
 def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
     """A report folder's tables and design: the frames, steps.csv, and quality.csv where the matrix has one."""
+    from harness.errors import UsageError
+
+    for name in ("cells.csv", "steps.csv", "design.json"):
+        if not (folder / name).is_file():
+            raise UsageError(f"{folder / name} does not exist; run `vramlab aggregate {folder.name}` first (the "
+                             "report is made from the tables it writes)")
     # hex ids and commits can read as numbers ("0123456", "12e4...") unless held as text
     cells = pd.read_csv(folder / "cells.csv", dtype={"cell_id": str, "code_commit": str})
+    if "status" not in cells or (cells["status"] == "pending").all():
+        raise UsageError(f"no cell of {folder.name} has a result yet ({folder / 'cells.csv'} lists "
+                         f"{len(cells)} pending), so there is nothing to report; run its cells first")
     steps = pd.read_csv(folder / "steps.csv", dtype={"cell_id": str})
     quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str}) if (folder / "quality.csv").is_file() \
         else None

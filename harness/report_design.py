@@ -169,6 +169,10 @@ def resolve(spec: dict[str, Any], cells: list[Cell]) -> ReportDesign:
             raise ReportSpecError(f"unknown key {key!r}{_did_you_mean(key, list(KEYS))}; known: {', '.join(KEYS)}")
     groups = _groups(cells)
     baseline = section.get("baseline", next(iter(groups)))
+    if not isinstance(baseline, str):
+        raise ReportSpecError(f"baseline: expected a cell's name, got {type(baseline).__name__} "
+                              f"{str(baseline)[:100]!r}; write baseline: NAME (one of {', '.join(list(groups)[:5])}"
+                              f"{', ...' if len(groups) > 5 else ''})")
     if baseline not in groups:
         raise ReportSpecError(f"baseline: no cell is named {baseline!r}{_did_you_mean(baseline, list(groups))} "
                               "(a cell repeated over seeds goes by its name without /seed=N)")

@@ -125,6 +125,12 @@ def write_comparison(matrix: str, results_dir: Path, reports_dir: Path, machine:
         mine = reproduction_dir(results_dir, cell.matrix, machine) / f"{cell.cell_id}.json"
         if reference is not None and mine.is_file():
             pairs.append((reference, read(mine)))
+    if not pairs:
+        from harness.errors import UsageError
+
+        raise UsageError(f"no reproduction of {Path(matrix).stem} on {machine} to compare: "
+                         f"{reproduction_dir(results_dir, Path(matrix).stem, machine)}/ holds no result of a published "
+                         "cell; run `snakemake --config matrix=NAME reproduce=true` first (or name another --machine)")
     found = comparisons(pairs)
     out = Path(reports_dir) / pairs[0][0].matrix / "reproductions" / machine if pairs else \
         Path(reports_dir) / Path(matrix).stem / "reproductions" / machine

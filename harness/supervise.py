@@ -432,7 +432,7 @@ def _how_it_exited(returncode: int | None) -> str:
 
 def _write_result(cell: Cell, out: Path, status: dict[str, Any], limit: float, ended_by: str | None,
                   returncode: int | None, started: str) -> CellResult:
-    from harness.run_cell import new_result
+    from harness.run_cell import new_result, record_input
 
     phase = str(status.get("phase") or "start")
     trace = status.get("traceback")
@@ -450,6 +450,7 @@ def _write_result(cell: Cell, out: Path, status: dict[str, Any], limit: float, e
     result = new_result(cell, result_status, reason, environment=_environment(cell, status.get("environment")),
                         phase=phase, traceback=trace, records={"supervisor": record})
     result.started_at, result.finished_at = started, now()
+    record_input(result)
     write_atomic(out, result)
     log.warning("cell %s (%s): %s - %s", cell.cell_id, cell.name, result_status.value, reason)
     return result

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,15 @@ CASES = [
     ("axes: {adapter: [lora, rslora], checkpointing: ['off', 'on'], context: [64, 128]}\nreport: {lines: adapter}",
      "two lines would both be 'adapter lora'"),
     ("axes: {adapter: [lora, rslora]}\nreport: {lines: [adapter]}", "lines: name the lines of a sweep, which needs"),
+    # surfaces added since the first round: caught at validation, not after a cell trained
+    ("axes: {adapter: [lora]}\nevaluation: {tasks: [text_en, text_eng]}",
+     "evaluation: tasks: no vramlab task and no installed lm-eval task is named 'text_eng'; did you mean 'text_en'?"),
+    ("axes: {adapter: [lora]}\nreport: {baseline: {adapter: lora}}", "report: baseline: expected a cell's name"),
+    ("axes: {adapter: [lora]}\nceiling: {low: 8192, high: 1000000000}",
+     "ceiling: high (1000000000) is more than 1,048,576 tokens"),
+    ("axes: {context: [1024, 2048]}\nceiling: {low: 4096, high: 8192}",
+     "ceiling: `context` varies between cells, but it is what the ceiling searches"),
+    ("axes: {adapter: [lora]}\ndescription: " + "[" * 5000 + "]" * 5000, "nested deeper than"),
 ]
 
 
@@ -130,15 +140,22 @@ def test_a_damaged_result_is_set_aside_and_its_cell_measured_again(tmp_path, cac
     damaged = results / f"{cells[0].cell_id}.json"
     damaged.write_text('{"schema_version": 2, "cell_id": "')  # a write cut short
     env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
-                           str(tmp_path), "-n", "--config", f"matrix={matrix}"], env=env, capture_output=True,
-                          text=True, timeout=120)
+
+    def snakemake(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                               str(tmp_path), "--cores", "1", *extra, "--config", f"matrix={matrix}"], env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    done = snakemake("-n")  # a dry run says what a run does, and changes nothing
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "not valid JSON" in done.stderr and "so this cell is measured again" in done.stderr
-    assert not damaged.exists()
+    assert "not valid JSON" in done.stderr and "set aside in results/m/damaged/ and measured again" in done.stderr
+    assert damaged.read_text() == '{"schema_version": 2, "cell_id": "' and not (results / "damaged").exists()
+
+    done = snakemake(str(damaged.relative_to(tmp_path)))  # a run: set aside, and that cell measured again
+    assert done.returncode == 0, done.stderr[-3000:]
     kept = list((results / "damaged").iterdir())
     assert len(kept) == 1 and kept[0].read_text().startswith('{"schema_version": 2')
-    assert f"cell_id={cells[0].cell_id}" in done.stdout
+    assert json.loads(damaged.read_text())["cell_id"] == cells[0].cell_id
 
 
 def test_aggregate_names_a_bad_result_file_instead_of_a_traceback(tmp_path):
@@ -190,3 +207,139 @@ def test_a_gpu_matrix_on_a_cpu_machine_says_what_will_happen(tmp_path, cache_dir
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "18 of 18 cells need a CUDA GPU and this machine has none: the 18 without a result" in done.stderr
+
+
+def _user_data(tmp_path: Path, kind: str, files: dict[str, bytes]) -> str:
+    if kind == "chat":
+        (tmp_path / "chat.jsonl").write_bytes(files["chat.jsonl"])
+        return f"chat:{tmp_path / 'chat.jsonl'}"
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, content in files.items():
+        (folder / name).write_bytes(content)
+    return f"text:{folder}"
+
+
+CHAT_LINE = b'{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]}\n'
+DATA_CASES = [
+    ("chat", {"chat.jsonl": b""}, "the file is empty"),
+    ("chat", {"chat.jsonl": CHAT_LINE + b'{"messages": [{"role": "user"\n'}, ":2: invalid JSON"),
+    ("chat", {"chat.jsonl": b'{"messages": [{"role": "user", "content": "Hi"}]}\n'}, "no assistant message"),
+    ("chat", {"chat.jsonl": b'{"messages": [{"role": "human", "content": "Hi"}]}\n'},
+     "has role 'human' (did you mean 'user'?)"),
+    ("chat", {"chat.jsonl": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"}, "not UTF-8"),
+    ("chat", {"chat.jsonl": CHAT_LINE + b"\x00\x00\x00\x00"}, "binary"),
+    ("text", {}, "holds no .txt file"),
+    ("text", {"a.txt": b"caf\xe9 au lait"}, "not UTF-8"),
+    ("text", {"a.txt": b"  \n"}, "the file is empty"),
+    ("text", {"a.txt": b"Title\n\x00\x01\x02\x00"}, "binary"),
+]
+
+
+@pytest.mark.parametrize(("kind", "files", "expected"), DATA_CASES)
+def test_bad_user_data_is_caught_at_validation(tmp_path, kind, files, expected):
+    data = _user_data(tmp_path, kind, files)
+    code, err = validate(tmp_path, f'fixed: {{data: "{data}"}}\naxes: {{adapter: [lora]}}')
+    assert code == 2, err
+    assert "\n" not in err and "fixed.data" in err and expected in err
+
+
+def test_good_user_data_passes_validation(tmp_path):
+    data = _user_data(tmp_path, "chat", {"chat.jsonl": CHAT_LINE})
+    code, err = validate(tmp_path, f'fixed: {{data: "{data}"}}\naxes: {{adapter: [lora]}}')
+    assert code == 0, err
+
+
+def test_a_yaml_alias_bomb_fails_fast_with_a_clear_error(tmp_path):
+    """A billion laughs: nine levels of nine aliases make 387 million strings out of a 400-byte file."""
+    text = "description: [&a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"
+    for i in range(1, 9):
+        text += f", &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]"
+    text += "]\naxes: {adapter: [lora]}\nfixed: {data: *a8}\n"
+    started = time.monotonic()
+    code, err = validate(tmp_path, text)
+    assert code == 2 and "\n" not in err and str(tmp_path / "m.yaml") in err
+    assert "aliases" in err and time.monotonic() - started < 30
+
+
+def test_a_matrix_file_too_large_is_refused_before_it_is_parsed(tmp_path):
+    started = time.monotonic()
+    code, err = validate(tmp_path, GOOD + "# " + "x" * (2 * 2**20) + "\n")
+    assert code == 2 and "\n" not in err and "more than the limit of 1 MiB" in err
+    assert time.monotonic() - started < 30
+
+
+def test_an_error_message_prints_a_bounded_value(tmp_path):
+    code, err = validate(tmp_path, f"fixed: {{data: '{'z' * 100_000}'}}\naxes: {{adapter: [lora]}}")
+    assert code == 2 and "\n" not in err and len(err) < 2000 and "zzz" in err
+
+
+def _vramlab(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
+
+
+def _one_line_error(done: subprocess.CompletedProcess, expected: str) -> None:
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert expected in done.stderr, done.stderr
+
+
+def test_commands_given_what_they_cannot_use_say_so_in_one_line(tmp_path):
+    matrix = tmp_path / "m.yaml"
+    matrix.write_text(GOOD)
+    _one_line_error(_vramlab("aggregate", str(matrix), cwd=tmp_path), "has no result file")
+    assert not (tmp_path / "reports").exists()
+    _one_line_error(_vramlab("report", "m", cwd=tmp_path), "reports/m/cells.csv does not exist; run `vramlab aggregate")
+    _one_line_error(_vramlab("compare", str(matrix), cwd=tmp_path), "no reproduction of m")
+    assert _vramlab("aggregate", str(matrix), "--partial", cwd=tmp_path).returncode == 0
+    _one_line_error(_vramlab("report", "m", cwd=tmp_path), "no cell of m has a result yet")
+    assert sorted(p.name for p in (tmp_path / "reports" / "m").iterdir()) == \
+        ["cells.csv", "design.json", "estimate.csv", "steps.csv"]  # nothing more written
+
+    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    cell = sorted((tmp_path / "results" / "smoke").glob("*.json"))[0].stem
+    _one_line_error(_vramlab("evaluate", "--matrix", "smoke", "--cell", cell, "--results-dir",
+                             str(tmp_path / "results"), cwd=REPO), "has no `evaluation:` section")
+
+
+def _snakemake_dry(tmp_path: Path, *config: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                           str(tmp_path), "-n", "--cores", "1", "--config", *config], env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_an_empty_matrix_in_config_is_an_error_not_the_default(tmp_path):
+    done = _snakemake_dry(tmp_path, "matrix=")
+    said = done.stdout + done.stderr  # Snakemake prints a Snakefile's error on stdout
+    assert done.returncode != 0 and "--config matrix= names no matrix" in said, said[-2000:]
+    assert "smoke" not in said
+
+
+@pytest.mark.parametrize(("word", "reproduces"), [("on", True), ("yes", True), ("True", True), ("off", False),
+                                                  ("maybe", None)])
+def test_reproduce_is_yes_or_no_never_silently_no(tmp_path, word, reproduces):
+    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    done = _snakemake_dry(tmp_path, "matrix=smoke", f"reproduce={word}")
+    if reproduces is None:
+        said = done.stdout + done.stderr  # Snakemake prints a Snakefile's error on stdout
+        assert done.returncode != 0 and "--config reproduce='maybe': write reproduce=true or reproduce=false" \
+            in said, said[-2000:]
+        return
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert ("reproducing the 8 published cells of 'smoke'" in done.stderr) is reproduces
+
+
+def test_paths_and_task_names_a_command_cannot_use_are_one_line(tmp_path):
+    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    cell = sorted((tmp_path / "results" / "smoke").glob("*.json"))[0].stem
+    before = sorted(p for p in tmp_path.rglob("*"))
+    for task, expected in (("../../x", "'../../x' is not a task name"),
+                           ("text_eng", "no installed lm-eval task is named 'text_eng'; did you mean 'text_en'?")):
+        _one_line_error(_vramlab("evaluate", "--matrix", "smoke", "--cell", cell, "--task", task, "--results-dir",
+                                 str(tmp_path / "results"), cwd=REPO), expected)
+    (tmp_path / "a-file").write_text("")
+    _one_line_error(_vramlab("aggregate", "smoke", "--results-dir", str(tmp_path / "results"), "--reports-dir",
+                             str(tmp_path / "a-file"), cwd=REPO), "a-file")
+    assert sorted(p for p in tmp_path.rglob("*")) == sorted([*before, tmp_path / "a-file"])

@@ -86,7 +86,7 @@ def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
 def test_aggregate_refuses_a_matrix_with_a_missing_result(result_folder):
     folder, matrix = result_folder
     next((folder / "results" / "m").glob("*.json")).unlink()
-    with pytest.raises(FileNotFoundError, match="has no result file"):
+    with pytest.raises(results.ResultFileError, match="has no result file"):
         aggregate(str(matrix), folder / "results", folder / "reports")
 
 

@@ -40,9 +40,24 @@ def _result(cell: Any, task: str, status: EvaluationStatus, reason: str | None =
                             reason=reason, started_at=results.now(), **fields)
 
 
-def _write(result: EvaluationResult, results_dir: Path) -> None:
+def _write(result: EvaluationResult, results_dir: Path, adapter_sha256: str | None = None) -> None:
+    """Write one task's outcome, except over a score of this very adapter: an `ok` evaluation is replaced only by
+    another `ok` one, never by what a machine that cannot evaluate the cell (no adapter here, no GPU, no task
+    data offline) or a failing run records. A damaged file is set aside first, as a damaged cell result is."""
+    path = results.evaluation_path(results_dir, result.matrix, result.cell_id, result.task)
+    from harness.results.existing import review_evaluation
+
+    redo = review_evaluation(path, result.cell_id, result.task)
+    if redo is not None:
+        log.warning("%s; moved to %s, and the task is evaluated again", redo.reason, redo.set_aside())
+    elif result.status is not EvaluationStatus.ok and path.is_file() and adapter_sha256 is not None:
+        existing = results.read_evaluation(path)
+        if existing.status is EvaluationStatus.ok and existing.adapter_sha256 == adapter_sha256:
+            log.warning("evaluate %s (%s) %s: its ok score of this adapter is kept; this run could only record "
+                        "%s - %s", result.cell_id, result.name, result.task, result.status.value, result.reason)
+            return
     result.finished_at = results.now()
-    results.write_atomic(results.evaluation_path(results_dir, result.matrix, result.cell_id, result.task), result)
+    results.write_atomic(path, result)
     log.info("evaluate %s (%s) %s: %s%s", result.cell_id, result.name, result.task, result.status.value,
              f" - {result.reason}" if result.reason else "")
 
@@ -70,12 +85,13 @@ def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str]
     plan = evaluation_plan(matrix)
     names = tasks or plan.task_names()
     trained = results.read(results.result_path(results_dir, cell.matrix, cell.cell_id))
+    adapter = trained.adapter.sha256 if trained.adapter else None
     reason = _no_model_reason(trained, results_dir)
     if reason is not None:
         status = EvaluationStatus.not_applicable if trained.model and trained.model.random_weights \
             else EvaluationStatus.skipped
         for task in names:
-            _write(_result(cell, task, status, reason), results_dir)
+            _write(_result(cell, task, status, reason), results_dir, adapter)
         return
     pending = [t for t in names if not _current(results.evaluation_path(results_dir, cell.matrix, cell.cell_id, t),
                                                 trained.adapter.sha256, _parameters(t, cell.settings, plan))]
@@ -86,11 +102,11 @@ def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str]
     except Exception as err:  # the model itself could not be rebuilt: every pending task says why
         for task in pending:
             _write(_result(cell, task, EvaluationStatus.error, f"{type(err).__name__}: {err}"[:500],
-                           traceback=traceback.format_exc()), results_dir)
+                           traceback=traceback.format_exc()), results_dir, adapter)
         return
     with session:
         for task in pending:
-            _write(session.evaluate(task), results_dir)
+            _write(session.evaluate(task), results_dir, adapter)
 
 
 def _parameters(task: str, settings: dict[str, Any], plan: EvaluationPlan) -> dict[str, Any] | None:

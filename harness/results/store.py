@@ -51,13 +51,34 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _umask() -> int:
+    """This process's umask, read without changing it where Linux tells it (os.umask can only be read by
+    setting it, which races with other threads creating files)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The permissions a new file gets from open() here (0o644 under the usual umask 022), so a result file in a
+    shared results folder is as readable as the folder's other files; tempfile.mkstemp alone would give 0o600."""
+    return 0o666 & ~_umask()
+
+
 def write_atomic(path: Path, result: BaseModel) -> None:
-    """Validated again on the way out, then written whole or not at all."""
+    """Validated again on the way out, then written whole or not at all, with the usual permissions."""
     payload = _jsonable(result.model_dump(mode="json"))
     type(result).model_validate(payload)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "w") as handle:
             json.dump(payload, handle, indent=2, allow_nan=False)
             handle.write("\n")
@@ -167,9 +188,10 @@ def check(path: Path) -> CellResult | EvaluationResult:
     return result
 
 
-def set_aside(path: Path) -> Path:
-    """Move a damaged result out of the way (never delete it), so that its cell is measured again."""
-    target = path.parent / "damaged" / f"{path.name}.{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S%f')}"
+def set_aside(path: Path, folder: str = "damaged") -> Path:
+    """Move a damaged result out of the way (never delete it), so that its cell is measured again; `folder`
+    'superseded' for a valid result that is redone for another reason (harness/results/existing.py)."""
+    target = path.parent / folder / f"{path.name}.{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S%f')}"
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(path, target)
     return target

@@ -32,12 +32,17 @@ def _text(path: Path) -> str:
         raise DataError(f"{path}: cannot be read ({error.strerror})") from None
     skip = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # the byte-order mark some editors write
     try:
-        return data[skip:].decode("utf-8")
+        text = data[skip:].decode("utf-8")
     except UnicodeDecodeError as error:
         offset = skip + error.start
         line = data[:offset].count(b"\n") + 1
         raise DataError(f"{path}:{line}: not UTF-8 (byte {offset} is 0x{data[offset]:02x}); "
                         "save the file with UTF-8 encoding") from None
+    nul = data.find(b"\x00")
+    if nul >= 0:  # valid UTF-8, but no text holds NUL bytes
+        line = data[:nul].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: a binary file (byte {nul} is 0x00), not text; give a UTF-8 text file")
+    return text
 
 
 def _type(value: Any) -> str:

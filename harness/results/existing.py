@@ -1,0 +1,86 @@
+"""What becomes of a result file that is already there: one decision, taken the same way by every command that
+could replace it (the Snakefile's plan, `vramlab run-cell`, the evaluate stage).
+
+A file that holds a valid result of its own cell (or cell and task) is kept: it is the measurement, committed
+ones being the published reference. It is redone only where it cannot stand:
+
+- damaged: not a valid result, or the result of another cell or task (set aside in damaged/, never deleted);
+- an `error` whose input has changed since: the error came from the user's data (`chat:`/`text:`) as it was
+  then, and the data's digest recorded in the result no longer matches the data that is there now (set aside in
+  superseded/).
+
+Nothing here depends on file times, so a fresh clone, whatever order git wrote its files in, redoes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.results.model import CellResult, EvaluationResult, Status
+from harness.results.store import ResultFileError, check, set_aside
+
+
+@dataclass(frozen=True)
+class Redo:
+    """An existing result file that is to be measured again, why, and where it is set aside first."""
+
+    path: Path
+    reason: str
+    folder: str = "damaged"
+
+    def set_aside(self) -> Path:
+        return set_aside(self.path, self.folder)
+
+    def describe(self) -> str:
+        return f"{self.reason}; it is set aside in {self.path.parent / self.folder}/ and measured again"
+
+
+def review_cell(path: Path, cell_id: str, settings: dict[str, Any] | None = None) -> Redo | None:
+    """None where the file at `path` is a result of cell `cell_id` that stands (or there is no file)."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        result = check(path)
+    except ResultFileError as err:
+        return Redo(path, str(err))
+    if not isinstance(result, CellResult) or result.cell_id != cell_id:
+        return Redo(path, f"{path}: holds the result of another cell ({result.cell_id}), not of {cell_id}")
+    return _input_changed(path, result, settings if settings is not None else result.config)
+
+
+def review_evaluation(path: Path, cell_id: str, task: str) -> Redo | None:
+    """None where the file at `path` is an evaluation of `cell_id` on `task` (or there is no file)."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        result = check(path)
+    except ResultFileError as err:
+        return Redo(path, str(err))
+    if not isinstance(result, EvaluationResult) or result.cell_id != cell_id or result.task != task:
+        return Redo(path, f"{path}: holds another result, not the evaluation of cell {cell_id} on {task}")
+    return None
+
+
+def recorded_input(settings: dict[str, Any]) -> dict[str, str]:
+    """What a result records of the input it was measured on: the user's data's digest, where it has any."""
+    from harness.data import input_digest
+
+    digest = input_digest(settings)
+    return {"data_sha256": digest} if digest else {}
+
+
+def _input_changed(path: Path, result: CellResult, settings: dict[str, Any]) -> Redo | None:
+    if result.status is not Status.error:
+        return None  # a measurement stands; only an error may have come from input that was wrong then
+    recorded = (result.records.get("input") or {}).get("data_sha256")
+    if not recorded:
+        return None
+    now = recorded_input(settings).get("data_sha256")
+    if now is None or now == recorded:
+        return None
+    return Redo(path, f"{path}: its error came from data {settings.get('data')!r} as it was then, and the data has "
+                      "changed since", folder="superseded")
