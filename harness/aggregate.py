@@ -102,23 +102,12 @@ def _item_rows(order: int, seed: Any, evaluation: EvaluationResult) -> list[dict
             for item in items or ()]
 
 
-def load_items(found: list[tuple[Cell, CellResult | None]], results_dir: Path, tasks: list[str]) -> pd.DataFrame:
-    """Each recorded item's outcome, trained and untrained: one row an (evaluation, model, item)."""
-    rows: list[dict[str, Any]] = []
-    for order, (cell, _) in enumerate(found):
-        for task in tasks:
-            path = results.evaluation_path(results_dir, cell.matrix, cell.cell_id, task)
-            if path.is_file():
-                evaluation = results.read_evaluation(path)
-                if evaluation.status.value == "ok":
-                    rows.extend(_item_rows(order, cell.settings["seed"], evaluation))
-    frame = pd.DataFrame(rows)
-    return frame.reindex(columns=[*ITEM_COLUMNS, *(c for c in frame.columns if c not in ITEM_COLUMNS)])
-
-
 def load_evaluations(found: list[tuple[Cell, CellResult | None]], results_dir: Path,
-                     tasks: list[str]) -> list[dict[str, Any]]:
+                     tasks: list[str]) -> tuple[list[dict[str, Any]], pd.DataFrame]:
+    """The quality rows (one a cell, task and metric) and each recorded item's outcome, trained and untrained
+    (one row an evaluation, model and item), from one read of every evaluation file."""
     rows: list[dict[str, Any]] = []
+    item_rows: list[dict[str, Any]] = []
     for order, (cell, _) in enumerate(found):
         for task in tasks:
             path = results.evaluation_path(results_dir, cell.matrix, cell.cell_id, task)
@@ -127,7 +116,10 @@ def load_evaluations(found: list[tuple[Cell, CellResult | None]], results_dir: P
                 if not isinstance(evaluation, EvaluationResult):
                     raise results.ResultFileError(f"{path}: a cell result where an evaluation result was expected")
                 rows.extend(_quality_rows(order, evaluation))
-    return rows
+                if evaluation.status.value == "ok":
+                    item_rows.extend(_item_rows(order, cell.settings["seed"], evaluation))
+    items = pd.DataFrame(item_rows)
+    return rows, items.reindex(columns=[*ITEM_COLUMNS, *(c for c in items.columns if c not in ITEM_COLUMNS)])
 
 
 def estimate_rows(found: list[tuple[Cell, CellResult | None]]) -> pd.DataFrame:
@@ -162,8 +154,8 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     cells, steps = tables(found)
     plan = evaluation_plan(matrix)
     # every file is read before any table is written: a bad one leaves the tables as they were
-    quality = pd.DataFrame(load_evaluations(found, results_dir, plan.task_names()), columns=QUALITY_COLUMNS) \
-        if plan.tasks else None
+    quality_rows, items = load_evaluations(found, results_dir, plan.task_names()) if plan.tasks else (None, None)
+    quality = pd.DataFrame(quality_rows, columns=QUALITY_COLUMNS) if quality_rows is not None else None
     estimate = estimate_rows(found)
     design = resolve(load_matrix(matrix)[1], [cell for cell, _ in found])
     out = reports_dir / name
@@ -174,7 +166,6 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     design.write(out / "design.json")
     if quality is not None:
         quality.to_csv(out / "quality.csv", index=False)
-        items = load_items(found, results_dir, plan.task_names())
-        if len(items):
+        if items is not None and len(items):
             items.to_csv(out / "items.csv", index=False)
     return out / "cells.csv"
