@@ -51,7 +51,7 @@ def load_results(matrix: str, results_dir: Path, partial: bool = False) -> list[
     """The matrix's cells in matrix order with their results. With `partial`, a cell without a result file
     yet (a matrix completed over several GPU sessions) comes with None."""
     found: list[tuple[Cell, CellResult | None]] = []
-    for cell in expand(matrix):
+    for cell in expand(matrix, check_model=False):  # reading results needs no model here
         path = results.result_path(results_dir, cell.matrix, cell.cell_id)
         if path.is_file():
             found.append((cell, _checked(path, cell.cell_id)))

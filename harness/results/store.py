@@ -11,6 +11,8 @@ import datetime as dt
 import json
 import math
 import os
+import re
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -71,9 +73,28 @@ def file_mode() -> int:
     return 0o666 & ~_umask()
 
 
+_FRAME = re.compile(r'File "(/[^"]+)"')
+
+
+def portable_traceback(text: str, roots: list[str] | None = None) -> str:
+    """A traceback whose file names are relative to the import root they were found under (the checkout, a
+    site-packages folder): results name no local path, and the frames still say which module raised."""
+    found = roots if roots is not None else [str(Path(p).resolve()) for p in sys.path if p and Path(p).is_dir()]
+    ordered = sorted({r.rstrip("/") for r in found}, key=len, reverse=True)
+
+    def short(match: re.Match[str]) -> str:
+        name = match.group(1)
+        root = next((r for r in ordered if name.startswith(r + "/")), None)
+        return f'File "{name[len(root) + 1:] if root else Path(name).name}"'
+
+    return _FRAME.sub(short, text)
+
+
 def write_atomic(path: Path, result: BaseModel) -> None:
     """Validated again on the way out, then written whole or not at all, with the usual permissions."""
     payload = _jsonable(result.model_dump(mode="json"))
+    if isinstance(payload.get("traceback"), str):
+        payload["traceback"] = portable_traceback(payload["traceback"])
     type(result).model_validate(payload)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
