@@ -132,7 +132,8 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     trackers.report(metrics)
     metrics["time_by_phase"] = time_by_phase(metrics, settings["warmup_steps"], measure_start, time.time(),
                                              device_ready)
-    metrics["throughput_measured"] = not shared_device  # memory is per process and stays a measurement
+    # memory is per process and stays a measurement; speed does not where another process computed beside it
+    metrics["throughput_measured"], shared_note = throughput_measured(probe, shared_device)
     if status is Status.ok:
         over = budget.judge(metrics["peak_device_bytes"]) or budget.judge_host(metrics.get("peak_host_unmapped_bytes"))
         if over:
@@ -140,11 +141,26 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     result = CellResult(
         cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, status=status, reason=reason,
         config=settings, varied=cell.varied, environment=env, metrics=metrics, budget=budget.as_dict(),
-        records={**outputs.get("records", {}), "process": started_how()}, model=outputs.get("model"),
+        records={**outputs.get("records", {}), "process": started_how(),
+                 **({"device_shared": {"note": shared_note, "other_pids": sorted(probe.others)[:20]}}
+                    if shared_note and probe else {})}, model=outputs.get("model"),
         data=outputs.get("data"),
         trainer=outputs.get("trainer"), adapter=outputs.get("adapter") if status is Status.ok else None,
         traceback=trace, started_at=started)
     return _finish(result, out)
+
+
+def throughput_measured(probe: Any, shared_device: bool) -> tuple[bool, str | None]:
+    """Whether the cell's speed is a measurement: not where the matrix lets cells share the device, nor where
+    NVML saw another process (not this one's children) computing on the GPU while it ran, which the matrix did
+    not say (a second run on the same folder, a colleague's job); the note says which."""
+    if shared_device:
+        return False, None
+    others = getattr(probe, "others", None) or set()
+    if not others:
+        return True, None
+    return False, (f"{len(others)} other process{'es' if len(others) > 1 else ''} computed on this GPU while the cell "
+                   "ran, so its speed is not a measurement (its memory is)")
 
 
 def time_by_phase(metrics: dict[str, Any], warmup_steps: int, measure_start: float, measure_end: float,

@@ -80,3 +80,59 @@ write_published(Path({str(tmp_path / "results")!r}), Path({str(matrix)!r}))
     assert done.returncode == 0, done.stderr
     files = [p for p in (tmp_path / "results").rglob("*.json")]
     assert len(files) == 3 and {oct(p.stat().st_mode & 0o777) for p in files} == {oct(mode)}
+
+
+class _FakeNvml:
+    """pynvml as seen by a cell's process: the compute processes on its GPU."""
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle):
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(pid=pid, usedGpuMemory=2**30) for pid in self.pids]
+
+    def nvmlDeviceGetMemoryInfo(self, handle):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(used=2**31, total=2**34)
+
+
+def _probe(pids: list[int]):
+    import os
+
+    from harness.trackers.memory import DeviceMemoryProbe
+
+    probe = DeviceMemoryProbe.__new__(DeviceMemoryProbe)
+    probe._nvml, probe.handle, probe.pid, probe.baseline, probe.total = _FakeNvml(pids), None, os.getpid(), 0, 2**34
+    probe.method = "nvml-process"
+    probe.others = set()
+    return probe
+
+
+def test_a_cell_that_shared_its_device_unannounced_is_no_speed_measurement():
+    """Another process computing on the same GPU (a second run on the folder, a colleague's job) slows the cell:
+    its peak is still its own process's, its tokens/s is no measurement."""
+    import os
+
+    from harness.run_cell import throughput_measured
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])  # this process's own
+    try:
+        alone = _probe([os.getpid(), child.pid])
+        assert alone.read() == 2**30 and throughput_measured(alone, shared_device=False) == (True, None)
+        shared = _probe([os.getpid(), 1])
+        shared.read()
+        measured, note = throughput_measured(shared, shared_device=False)
+        assert not measured and "1 other process" in note
+        hidden = _probe([4242424])  # this process not listed (a PID namespace): nothing can be told
+        hidden.read()
+        assert throughput_measured(hidden, shared_device=False) == (True, None)
+        assert throughput_measured(None, shared_device=True)[0] is False  # the matrix said so
+    finally:
+        child.kill()
+        child.wait()

@@ -51,17 +51,30 @@ class DeviceMemoryProbe:
         self.total = pynvml.nvmlDeviceGetMemoryInfo(self.handle).total
         self.pid = os.getpid()
         self.method = "nvml-process"
+        self.others: set[int] = set()  # other processes seen computing on this GPU while this one did
 
     def read(self) -> int:
         try:
-            for proc in self._nvml.nvmlDeviceGetComputeRunningProcesses(self.handle):
+            procs = list(self._nvml.nvmlDeviceGetComputeRunningProcesses(self.handle))
+            for proc in procs:
                 if proc.pid == self.pid and proc.usedGpuMemory is not None:
                     self.method = "nvml-process"
+                    self._note_others({p.pid for p in procs} - {self.pid})
                     return int(proc.usedGpuMemory)
         except self._nvml.NVMLError:
             pass
         self.method = "nvml-device-minus-baseline"
         return max(0, self._nvml.nvmlDeviceGetMemoryInfo(self.handle).used - self.baseline)
+
+    def _note_others(self, pids: set[int]) -> None:
+        """Remember the processes beside this one on the GPU, but not this process's own children. Only called
+        where NVML lists this process itself, so its pids are this namespace's (in a container that hides them,
+        nothing can be told and nothing is noted)."""
+        for pid in pids - self.others:
+            with contextlib.suppress(psutil.Error):
+                if any(parent.pid == self.pid for parent in psutil.Process(pid).parents()):
+                    continue
+            self.others.add(pid)
 
     def driver(self) -> str:
         return self._nvml.nvmlSystemGetDriverVersion()
