@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.cell_groups import GIB, NOT_A_DIFFERENCE, describe, group_name
+from harness.cell_groups import GIB, NOT_A_DIFFERENCE, describe, group_name, reference_cells
 from harness.cell_groups import differences as _differences
 
 # the metric that stands for each task in tables: the first of these that the task reports
@@ -101,18 +101,12 @@ def pairs_differing_in(cells: pd.DataFrame, setting: str, ignore: tuple[str, ...
 
 def _against_reference(cells: pd.DataFrame, quality: pd.DataFrame, group: str, reference: str) -> pd.DataFrame:
     """The reference's scores to hold `group` against: its mean over seeds, or, for a group of one cell,
-    the reference's cell of the same seed where it has one."""
-    members = cells[cells["name"].map(group_name) == group]
-    if len(members) == 1:
-        seed = members["seed"].iloc[0]
-        same_seed = cells[(cells["name"].map(group_name) == reference) & (cells["seed"] == seed)]
-        if len(same_seed):
-            return summarize(quality[quality["cell_id"].isin(same_seed["cell_id"])])
-    return summarize(quality[quality["name"].map(group_name) == reference])
+    the reference's cell of the same seed where it has one (harness.cell_groups.reference_cells)."""
+    return summarize(quality[quality["cell_id"].isin(reference_cells(cells, group, reference)["cell_id"])])
 
 
-def _memory(cells: pd.DataFrame, group: str) -> float:
-    ok = cells[(cells["name"].map(group_name) == group) & (cells["status"] == "ok")]
+def _memory(cells: pd.DataFrame) -> float:
+    ok = cells[cells["status"] == "ok"]
     return float(ok["peak_device_bytes"].mean()) if len(ok) else math.nan
 
 
@@ -135,7 +129,8 @@ def effects(cells: pd.DataFrame, quality: pd.DataFrame, reference: str | None = 
         row: dict[str, Any] = {
             "cell": group, "what differs": describe(change) or "the seed",
             "n": int(table.loc[table["group"] == group, "n"].max()),
-            "Δ peak GiB": (_memory(cells, group) - _memory(cells, reference)) / GIB}
+            "Δ peak GiB": (_memory(cells[cells["name"].map(group_name) == group])
+                           - _memory(reference_cells(cells, group, reference))) / GIB}
         for task in tasks:
             metric = main_metric(quality, task)
             x, y = _row(table, group, task, metric), _row(theirs, reference, task, metric)

@@ -155,7 +155,7 @@ def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame, re
                   f"Differences of the means (a single cell against `{reference}` at the same seed). "
                   f"\"better\" or \"worse\" only beyond {SIGMAS:g} combined standard errors (over seeds where "
                   "there are several, else over documents); otherwise \"within the spread\". Peak memory: "
-                  "whole-process device memory, mean over seeds.", "",
+                  "whole-process device memory, compared the same way.", "",
                   change.to_markdown(index=False, floatfmt="+.2f"), ""]
     found = findings(cells, quality, reference)
     if found:

@@ -159,6 +159,8 @@ def deltas_table(deltas: pd.DataFrame, design: ReportDesign, throughput: bool) -
         else "Negative: less memory, or slower."
     if memory_spread or speed_spread:
         note += " ± se: standard error of the difference of the means over seeds."
+    if "same_seed" in deltas and deltas["same_seed"].any():
+        note += f" A cell of one seed is held against `{design.baseline}`'s cell of the same seed."
     return Table("deltas", f"Each change against `{design.baseline}`", columns, rows, note)
 
 

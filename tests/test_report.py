@@ -165,3 +165,31 @@ def test_a_matrix_of_cpu_cells_has_no_estimate_rows(result_folder):
     report = (folder / "reports" / "m" / "report.md").read_text()
     assert "No cell of this matrix measured its device peak on a CUDA GPU" in report
     assert "| error (%) |" not in report
+
+
+def _cells_with_seeds() -> pd.DataFrame:
+    """A baseline over three seeds (peaks 3.0, 3.1, 3.2 GiB; 100, 110, 120 tokens/s) and one change at seed 0."""
+    rows = []
+    for name, seed, peak, speed in (("baseline/seed=0", 0, 3.0, 100), ("baseline/seed=1", 1, 3.1, 110),
+                                    ("baseline/seed=2", 2, 3.2, 120), ("fa2", 0, 2.9, 105)):
+        rows.append({"name": name, "seed": seed, "status": "ok", "peak_device_bytes": peak * GIB,
+                     "tokens_per_second": speed, "median_step_seconds": 1.0, "mfu": 0.1, "first_loss": 2.0,
+                     "final_loss": 1.0, "throughput_measured": True})
+    return pd.DataFrame(rows)
+
+
+def test_a_single_seed_change_is_held_against_the_baseline_at_the_same_seed():
+    from harness.cell_groups import group_table
+    from harness.comparisons import deltas
+    from harness.report_design import ReportDesign
+    from harness.tables import deltas_table
+
+    cells = _cells_with_seeds()
+    design = ReportDesign(baseline="baseline", x=None, lines=(), sweep=(), changes={"baseline": "", "fa2": "fa2"},
+                          deltas=("fa2",), throughput_measured=True, quality=False)
+    row = deltas(group_table(cells), design, cells).iloc[0]
+    assert row["d_peak"] == pytest.approx(2.9 - 3.0)  # the baseline's seed 0, not its mean 3.1
+    assert row["d_tokens_pct"] == pytest.approx(5.0)  # against 100 tokens/s, not 110
+    assert bool(row["same_seed"]) and pd.isna(row["d_peak_se"])  # one cell against one cell: no spread to give
+    assert "held against `baseline`'s cell of the same seed" in deltas_table(
+        deltas(group_table(cells), design, cells), design, True).note
