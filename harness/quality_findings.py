@@ -26,6 +26,9 @@ LANGUAGES = {"en": "English", "es": "Spanish", "fr": "French", "de": "German"}
 SIGMAS = 2.0
 # settings compared pairwise in the findings (truncation and vocabulary have findings of their own)
 PAIRWISE = ("adapter", "lora_rank", "quantization")
+# metrics that describe the evaluation data, not the model (the share of answers the truncated context still
+# holds: the same for every seed): reported beside the scores, never called better or worse
+DATA_METRICS = ("answer_in_context",)
 
 
 def main_metric(quality: pd.DataFrame, task: str) -> str | None:
@@ -199,7 +202,8 @@ def compare(table: pd.DataFrame, a: str, b: str, label: str,
     for task, metric in metrics:
         x, y = _row(table, a, task, metric), _row(table, b, task, metric)
         if x is not None and y is not None:
-            parts.append(f"{task} {metric} {x['mean']:.3f} vs {y['mean']:.3f} ({verdict(x, y)}, "
+            judged = "of the data, not the model: no verdict" if metric in DATA_METRICS else verdict(x, y)
+            parts.append(f"{task} {metric} {x['mean']:.3f} vs {y['mean']:.3f} ({judged}, "
                          f"n={x['n']} and {y['n']})")
     return f"{label}: " + ("; ".join(parts) if parts else "no scores to compare") + "."
 

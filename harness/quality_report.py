@@ -140,7 +140,8 @@ def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame, re
              items: pd.DataFrame | None = None) -> list[str]:
     lines = ["## Quality (lm-eval)", "",
              *(claims_markdown(cells, items) if items is not None and len(items) else []),
-             "Each entry: mean over seeds ± standard deviation, then in brackets the change against the same "
+             ("Each entry: mean over seeds ± standard deviation" if (summarize(quality)["n"] > 1).any()
+              else "Each entry: the score of one cell") + ", then in brackets the change against the same "
              "model untrained (its adapter disabled); `*` marks a partial score (a `limit` capped the documents). "
              "bits_per_byte: lower is better; exact_match: higher is better.", ""]
     lines += [quality_table(cells, quality).to_markdown(index=False), "",

@@ -182,8 +182,9 @@ def loss_table(table: pd.DataFrame, drawn: list[list[str]]) -> Table:
                             _with_spread(table, "final_loss", "final loss", 3),
                             ([Column("same curve as", numeric=False)],
                              [[", ".join(same.get(g, [])) or MISSING] for g in table.index]))
+    over = " (mean over seeds)" if (table["n"] > 1).any() else ""
     return Table("loss", "Training loss", columns, rows,
-                 "Loss of the first and last optimizer step (mean over seeds); 'same curve as': loss curves that "
+                 f"Loss of the first and last optimizer step{over}; 'same curve as': loss curves that "
                  f"agree within {SAME_CURVE:.2%} at every step.")
 
 

@@ -111,3 +111,18 @@ def test_a_single_cell_is_held_against_the_reference_of_its_own_seed_for_memory_
     table = effects(cells, quality).set_index("cell")
     assert table.at["checkpointing-on", "Δ peak GiB"] == pytest.approx(1.5 - 2.9)  # not 1.5 - 3.0, the mean
     assert table.at["nf4", "Δ peak GiB"] == pytest.approx(2.5 - 3.0)  # a group of seeds against the mean
+
+
+def test_answer_in_context_is_a_property_of_the_data_and_gets_no_verdict():
+    from harness.quality_findings import compare
+
+    _, quality = _fixture()
+    # the share of answers the truncated context holds: the same for every seed, different between policies
+    for group, share in (("baseline", 0.400), ("tail", 0.433)):
+        for seed in range(3):
+            quality.loc[len(quality)] = _score(f"{group}{seed}", f"{group}/seed={seed}", "workload_recall",
+                                               "answer_in_context", share, None, True, share)
+    line = compare(summarize(quality), "baseline", "tail", "x",
+                   (("workload_recall", "answer_in_context"),))
+    assert "0.400 vs 0.433" in line and "worse" not in line and "better" not in line
+    assert "no verdict" in line

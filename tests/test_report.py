@@ -193,3 +193,13 @@ def test_a_single_seed_change_is_held_against_the_baseline_at_the_same_seed():
     assert bool(row["same_seed"]) and pd.isna(row["d_peak_se"])  # one cell against one cell: no spread to give
     assert "held against `baseline`'s cell of the same seed" in deltas_table(
         deltas(group_table(cells), design, cells), design, True).note
+
+
+def test_a_table_of_one_seed_does_not_speak_of_a_mean_over_seeds():
+    from harness.cell_groups import group_table
+    from harness.tables import loss_table
+
+    cells = _cells_with_seeds()
+    assert "mean over seeds" in loss_table(group_table(cells), []).note
+    single = cells[cells["seed"] == 0]
+    assert "mean over seeds" not in loss_table(group_table(single), []).note
