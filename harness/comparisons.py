@@ -134,6 +134,22 @@ def coinciding(curves: dict[str, pd.DataFrame]) -> list[list[str]]:
     return drawn
 
 
+def on_cpu(cells: pd.DataFrame) -> bool:
+    """Whether every cell is set to run on a CPU (`device: cpu`, as the smoke matrix): its "device" peak is then
+    the process's peak resident set, its MFU is against a CPU's peak and no GPU budget applies."""
+    devices = cells["device"].astype(str) if "device" in cells else pd.Series(dtype=str)
+    return bool(len(devices)) and bool((devices == "cpu").all())
+
+
+def memory_words(cpu: bool) -> str:
+    return "resident memory (CPU)" if cpu else "device memory"
+
+
+def memory_axis(cpu: bool, prefix: str = "peak") -> str:
+    """An axis label for peak memory, with its unit."""
+    return f"{prefix} resident memory (CPU), GiB" if cpu else f"{prefix} device memory (GiB)"
+
+
 @dataclass
 class Frames:
     """Everything the report states, computed once from cells.csv, steps.csv and design.json."""
@@ -146,13 +162,21 @@ class Frames:
     front: list[str]
     curves: dict[str, pd.DataFrame]
     drawn: list[list[str]]
-    budget: float | None  # GiB
+    budget: float | None  # GiB; None on a CPU, where no device budget is drawn
+    on_cpu: bool = False  # every cell ran on a CPU: "device memory" is the process's resident set there
+
+    @property
+    def memory(self) -> str:
+        """What the peak memory of a cell is, in words."""
+        return memory_words(self.on_cpu)
 
     @classmethod
     def build(cls, cells: pd.DataFrame, steps: pd.DataFrame, design: ReportDesign) -> Frames:
         table = group_table(cells)
         curves = loss_curves(steps)
         budgets = cells["budget_bytes"].dropna()
+        cpu = on_cpu(cells)
         return cls(cells=cells, design=design, table=table, deltas=deltas(table, design, cells),
                    points=sweep(table, design), front=pareto_front(table) if design.throughput_measured else [],
-                   curves=curves, drawn=coinciding(curves), budget=budgets.iloc[0] / GIB if len(budgets) else None)
+                   curves=curves, drawn=coinciding(curves),
+                   budget=budgets.iloc[0] / GIB if len(budgets) and not cpu else None, on_cpu=cpu)

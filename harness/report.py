@@ -29,13 +29,14 @@ def _short(reason: object) -> str:
 def report_tables(frames: Frames) -> list[tables.Table]:
     """One table per question the matrix asks."""
     design = frames.design
-    found = [tables.memory_table(frames.table)]
+    cpu = frames.on_cpu
+    found = [tables.memory_table(frames.table, cpu)]
     if design.throughput_measured:
-        found.append(tables.speed_table(frames.table))
+        found.append(tables.speed_table(frames.table, mfu=not cpu))
     if design.deltas:
-        found.append(tables.deltas_table(frames.deltas, design, design.throughput_measured))
+        found.append(tables.deltas_table(frames.deltas, design, design.throughput_measured, cpu))
     if design.sweep:
-        found.append(tables.sweep_table(frames.points, design, design.throughput_measured))
+        found.append(tables.sweep_table(frames.points, design, design.throughput_measured, cpu))
     found.append(tables.loss_table(frames.table, frames.drawn))
     return found
 
@@ -85,6 +86,12 @@ def markdown(frames: Frames, title: str, quality: list[str] | None = None,
              f"Device: {listed('device_name')}; torch {listed('torch')}; models {listed('model')}"
              + (f"; budget {frames.budget:.2f} GiB (whole-process device memory)." if frames.budget else "."),
              ""]
+    if frames.on_cpu:
+        budgets = cells["budget_bytes"].dropna()
+        judged = f" (the budget, {budgets.iloc[0] / 2**30:.2f} GiB, is judged on it)" if len(budgets) else ""
+        lines += ["The cells ran on a CPU: their peak memory is the process's peak resident set, shown as "
+                  f"resident memory (CPU){judged}. No GPU budget is drawn and no MFU is reported (`cells.csv` "
+                  "keeps the CPU's).", ""]
     commits = cells["code_commit"].dropna().value_counts(sort=False)
     if len(commits):
         lines += ["Code: " + ", ".join(f"`{c}` ({n} cells)" for c, n in commits.items())
@@ -123,7 +130,8 @@ def markdown(frames: Frames, title: str, quality: list[str] | None = None,
     lines += [*([""] if lines[-1] else []), *section[:-1]] if section else []
     lines += ["", "## Charts", "", "Each as PDF (vector, fonts embedded) and PNG; colours: one per change against "
               f"`{frames.design.baseline}` (black), the same in every chart.", ""]
-    lines += [f"- `{name}.pdf`, `{name}.png`: {charts.CAPTIONS[name]}" for name in frames.design.charts]
+    lines += [f"- `{name}.pdf`, `{name}.png`: {charts.CAPTIONS[name].replace('device memory', frames.memory)}"
+              for name in frames.design.charts]
     lines += ["", "Raw numbers: `cells.csv`, `steps.csv`" + (", `estimate.csv`" if estimate is not None else "")
               + "; the design: `design.json`; full records: the result "
               "files.", ""]

@@ -203,3 +203,38 @@ def test_a_table_of_one_seed_does_not_speak_of_a_mean_over_seeds():
     assert "mean over seeds" in loss_table(group_table(cells), []).note
     single = cells[cells["seed"] == 0]
     assert "mean over seeds" not in loss_table(group_table(single), []).note
+
+
+def test_a_cpu_matrix_speaks_of_resident_memory_and_draws_no_gpu_budget_or_mfu(tmp_path):
+    from matplotlib.lines import Line2D
+
+    from harness.charts import figures
+    from harness.report import read
+
+    matrix = write_matrix(tmp_path, MATRIX.replace("budget: 16GiB}", "budget: 16GiB, device: cpu}"))
+    for cell in expand(str(matrix)):
+        write_result(tmp_path / "results", cell, "ok",
+                     dict(peak_device_bytes=2 * GIB, peak_host_bytes=2 * GIB, step_seconds=[5.0, 2.0, 2.2],
+                          loss=[11.9, 11.8, 11.7], tokens_per_second=1024 / 2.1, median_step_seconds=2.1,
+                          mfu=0.3))
+    for path in (tmp_path / "results" / "m").glob("*.json"):
+        path.write_text(path.read_text().replace('"cuda_available": true', '"cuda_available": false'))
+    aggregate(str(matrix), tmp_path / "results", tmp_path / "reports")
+    folder = tmp_path / "reports" / "m"
+    build_report(folder)
+    report, tex = (folder / "report.md").read_text(), (folder / "tables.tex").read_text()
+    assert "resident memory (CPU)" in report and "resident memory (CPU)" in tex
+    for text in (report, tex):
+        assert "device memory" not in text and "peak device" not in text and "MFU (%)" not in text
+    frames, _, _ = read(folder)
+    assert frames.on_cpu and frames.budget is None
+    for name, fig in figures(frames).items():
+        for ax in fig.axes:
+            labels = ax.get_xlabel() + ax.get_ylabel()
+            assert "device" not in labels, name
+            if "memory" in labels:
+                assert "resident memory (CPU" in labels, name
+            legend = ax.get_legend()
+            texts = [t.get_text() for t in legend.get_texts()] if legend else []
+            assert not any("budget" in t for t in texts), name
+            assert not any("budget" in str(line.get_label()) for line in ax.get_lines() if isinstance(line, Line2D))
