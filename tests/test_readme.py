@@ -59,6 +59,9 @@ def test_committed_reports_are_generated_from_the_committed_results(tmp_path):
             assert built == (REPO / "reports" / matrix / table).read_text(), (matrix, table)
         build_report(tmp_path / matrix)
         assert (tmp_path / matrix / "report.md").read_text() == (REPO / "reports" / matrix / "report.md").read_text()
+        # every committed file is one the report writes: no hand-written notes that go stale beside it
+        committed = sorted(p.name for p in (REPO / "reports" / matrix).iterdir())
+        assert committed == sorted(p.name for p in (tmp_path / matrix).iterdir()), matrix
         pending = pd.read_csv(REPO / "reports" / matrix / "cells.csv")["status"].eq("pending")
         assert pending.any() == (matrix in PARTIAL), matrix
 
