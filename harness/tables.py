@@ -52,13 +52,17 @@ class Table:
         return [*lines, self.note, ""] if self.note else lines
 
     def latex(self, matrix: str) -> str:
+        """A booktabs table in \\small with narrower column gaps, shrunk to the text width where it is wider still
+        (never enlarged): it fits any article's text block. Needs booktabs and graphicx."""
         spec = "".join("r" if c.numeric else "l" for c in self.columns)
-        lines = [r"\begin{table}[htbp]", r"\centering", rf"\caption{{{_tex(self.title)}}}",
-                 rf"\label{{tab:{matrix}-{self.key}}}", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+        lines = [r"\begin{table}[htbp]", r"\centering", r"\small", r"\setlength{\tabcolsep}{4pt}",
+                 rf"\caption{{{_tex(self.title)}}}", rf"\label{{tab:{matrix}-{self.key}}}",
+                 r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
+                 rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
                  " & ".join(_tex(c.header) for c in self.columns) + r" \\", r"\midrule",
                  *(" & ".join(_tex(v, numeric=c.numeric) for v, c in zip(row, self.columns, strict=True)) + r" \\"
                    for row in self.rows),
-                 r"\bottomrule", r"\end{tabular}"]
+                 r"\bottomrule", r"\end{tabular}}"]
         if self.note:
             lines.append(rf"\par\smallskip{{\footnotesize {_tex(self.note)}}}")
         return "\n".join([*lines, r"\end{table}", ""])
