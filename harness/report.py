@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness import charts, tables
+from harness import charts, methods, tables
 from harness.comparisons import Frames
 from harness.report_design import ReportDesign
 from harness.summary import summary
@@ -209,4 +209,7 @@ def build_report(folder: Path) -> list[Path]:
                                                           items))
     (folder / "report.md").write_text(text)
     (folder / "tables.tex").write_text(latex(frames, title, estimate, quality))
-    return [folder / "report.md", folder / "tables.tex", *charts.draw(frames, quality, folder, items)]
+    (folder / "methods.md").write_text(methods.markdown(frames, methods.read_environment(folder), title,
+                                                        quality is not None))
+    return [folder / "report.md", folder / "tables.tex", folder / "methods.md",
+            *charts.draw(frames, quality, folder, items)]

@@ -80,7 +80,7 @@ def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
     for chart in ("overview", "sweep", "deltas", "tradeoff", "loss"):
         for fmt in ("pdf", "png"):
             assert (folder / "reports" / "m" / f"{chart}.{fmt}").stat().st_size > 5000
-    assert len(outputs) == 2 + 5 * 2
+    assert len(outputs) == 3 + 5 * 2  # report.md, tables.tex, methods.md and the charts
 
 
 def test_aggregate_refuses_a_matrix_with_a_missing_result(result_folder):
@@ -265,3 +265,19 @@ def test_every_committed_latex_table_compiles_and_fits_an_article(tmp_path, matr
     assert "Overfull \\hbox" not in log, "\n".join(line for line in log.splitlines() if "Overfull" in line)
     if (REPO / "reports" / matrix / "quality.csv").is_file():
         assert "tab:" + matrix + "-quality" in (tmp_path / "tables.tex").read_text()
+
+
+def test_methods_md_states_hardware_budget_versions_and_definitions_from_the_results(result_folder):
+    folder, matrix = result_folder
+    aggregate(str(matrix), folder / "results", folder / "reports")
+    environment = pd.read_csv(folder / "reports" / "m" / "environment.csv")
+    assert list(environment["cells"]) == [4] and environment.at[0, "version:torch"] == "2.x"
+    build_report(folder / "reports" / "m")
+    methods = (folder / "reports" / "m" / "methods.md").read_text()
+    assert "# Methods: m" in methods
+    assert "- 4 cells: one Test GPU; CUDA not recorded, driver not recorded; host CPU Test CPU; Python 3.11." in methods
+    assert "- torch 2.x." in methods and "Budget 16.00 GiB, judged on test." in methods
+    assert "seeds 0; optimizer steps per cell:" in methods
+    for term in ("Tokens/s:", "MFU (model FLOPs utilisation):", "Peak device memory:"):
+        assert term in methods
+    assert "Bits per byte" not in methods  # no quality evaluated here
