@@ -299,6 +299,7 @@ rule aggregate:
         f"{REPORTS}/{NAME}/cells.csv",
         f"{REPORTS}/{NAME}/steps.csv",
         f"{REPORTS}/{NAME}/estimate.csv",
+        f"{REPORTS}/{NAME}/environment.csv",
         f"{REPORTS}/{NAME}/design.json",
         [f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [],
     params:
@@ -311,13 +312,15 @@ rule report:
     input:
         _prepare,
         ancient([f"{REPORTS}/{NAME}/cells.csv", f"{REPORTS}/{NAME}/steps.csv", f"{REPORTS}/{NAME}/estimate.csv",
-                 f"{REPORTS}/{NAME}/design.json", *([f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [])]),
+                 f"{REPORTS}/{NAME}/environment.csv", f"{REPORTS}/{NAME}/design.json",
+                 *([f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [])]),
         # the results too (ancient inputs that exist do not pass a rerun on): the report is made again whenever
         # the tables are, since a result it reads was measured again
         ancient(RESULT_FILES),
     output:
         f"{REPORTS}/{NAME}/report.md",
         f"{REPORTS}/{NAME}/tables.tex",
+        f"{REPORTS}/{NAME}/methods.md",
         [f"{REPORTS}/{NAME}/{chart}" for chart in CHARTS],
     shell:
         "{sys.executable} -m harness report {NAME:q} --reports-dir {REPORTS:q}"

@@ -8,6 +8,8 @@
                estimate's predicted device peak beside the measured one, the error and the predicted peak's moment
                (harness/estimate/calibration.py), or why it predicts nothing; computed here, as the report reads
                tables only
+  environment.csv one row a distinct environment the cells ran in (hardware, driver, CUDA, Python, library
+               versions, what the budget was judged on), with how many cells ran in it: for methods.md
   design.json  what the report compares: the baseline, the sweep's lines, the charts (harness/report_design.py)
 
 Only the matrix's current cells are read, in matrix order; a cell with no result file is an error here,
@@ -18,6 +20,7 @@ then no table is written.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +141,26 @@ def estimate_rows(found: list[tuple[Cell, CellResult | None]]) -> pd.DataFrame:
         {c: "Int64" for c in ESTIMATE_COLUMNS if c.endswith("_bytes")})
 
 
+ENVIRONMENT = ("gpu", "gpu_memory_bytes", "gpu_capability", "cuda", "driver", "cpu", "cpu_count", "python",
+               "device_memory_source")
+
+
+def environment_rows(found: list[tuple[Cell, CellResult | None]]) -> pd.DataFrame:
+    """Each distinct environment of the cells with a result, in first-seen order, with its number of cells."""
+    rows: dict[str, dict[str, Any]] = {}
+    for _, result in found:
+        if result is None:
+            continue
+        env = result.environment.model_dump(mode="json") if result.environment else {}
+        budget = result.budget.model_dump(mode="json") if result.budget else {}
+        row = {**{k: env.get(k) for k in ENVIRONMENT}, "budget_judged_on": budget.get("judged_on"),
+               "allocator_capped": budget.get("allocator_cap_bytes") is not None,
+               **{f"version:{k}": v for k, v in sorted((env.get("versions") or {}).items())}}
+        key = json.dumps(row, sort_keys=True, default=str)
+        rows.setdefault(key, {"cells": 0, **row})["cells"] += 1
+    return pd.DataFrame(list(rows.values()))
+
+
 def tables(found: list[tuple[Cell, CellResult | None]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     cells = pd.DataFrame([r.row(i) if r else pending_row(c, i) for i, (c, r) in enumerate(found)])
     steps = pd.DataFrame([s for _, r in found if r for s in r.steps()], columns=STEP_COLUMNS)
@@ -163,6 +186,7 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     cells.to_csv(out / "cells.csv", index=False)
     steps.to_csv(out / "steps.csv", index=False)
     estimate.to_csv(out / "estimate.csv", index=False)
+    environment_rows(found).to_csv(out / "environment.csv", index=False)
     design.write(out / "design.json")
     if quality is not None:
         quality.to_csv(out / "quality.csv", index=False)

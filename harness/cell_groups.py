@@ -36,6 +36,19 @@ def describe(change: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} {','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in change.items())
 
 
+def reference_cells(cells: pd.DataFrame, group: str, reference: str) -> pd.DataFrame:
+    """The reference's cells to hold `group` against: all of them (their mean over seeds), or, for a group of one
+    cell, the reference's cell of the same seed where it has one, so that one seed is never set against a mean
+    over others. Every comparison against a reference (memory, speed, quality) takes its cells from here."""
+    names = cells["name"].map(group_name)
+    members, theirs = cells[names == group], cells[names == reference]
+    if len(members) == 1 and "seed" in cells.columns:
+        same_seed = theirs[theirs["seed"].astype(str) == str(members["seed"].iloc[0])]
+        if len(same_seed):
+            return same_seed
+    return theirs
+
+
 # what a group's row holds: cells.csv column -> (name here, scale); memory in GiB
 GIB = 2**30
 MEMORY = {"peak_device_bytes": "peak_device", "peak_allocated_bytes": "peak_allocated",

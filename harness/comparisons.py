@@ -15,42 +15,48 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness.cell_groups import GIB, group_name, group_table
+from harness.cell_groups import GIB, group_name, group_table, reference_cells
 from harness.report_design import ReportDesign
 
 # loss curves closer than this (relative, at every step) are drawn once: they could not be told apart anyway
 SAME_CURVE = 1e-4
 
 
-def _standard_error(table: pd.DataFrame, group: str, metric: str) -> float:
-    sd, n = table.at[group, f"{metric}_sd"], table.at[group, f"{metric}_n"]
+def _standard_error(row: pd.Series, metric: str) -> float:
+    sd, n = row[f"{metric}_sd"], row[f"{metric}_n"]
     return float(sd) / math.sqrt(n) if n > 1 and not math.isnan(sd) else 0.0
 
 
-def _difference_error(table: pd.DataFrame, a: str, b: str, metric: str) -> float:
-    n_a, n_b = table.at[a, f"{metric}_n"], table.at[b, f"{metric}_n"]
+def _difference_error(a: pd.Series, b: pd.Series, metric: str) -> float:
+    n_a, n_b = a[f"{metric}_n"], b[f"{metric}_n"]
     if min(n_a, n_b) == 0 or max(n_a, n_b) == 1:
         return math.nan
-    return math.hypot(_standard_error(table, a, metric), _standard_error(table, b, metric))
+    return math.hypot(_standard_error(a, metric), _standard_error(b, metric))
 
 
-def deltas(table: pd.DataFrame, design: ReportDesign) -> pd.DataFrame:
+def deltas(table: pd.DataFrame, design: ReportDesign, cells: pd.DataFrame) -> pd.DataFrame:
     """Each group of design.deltas against the baseline: Δ peak device memory (GiB; a lower bound where the
-    group ran out of memory), Δ tokens/s in percent of the baseline's, each with its standard error."""
+    group ran out of memory), Δ tokens/s in percent of the baseline's, each with its standard error. A group of
+    one cell is held against the baseline's cell of the same seed where there is one (`same_seed`), as the
+    quality comparisons are (harness.cell_groups.reference_cells); otherwise against the baseline's mean."""
     base = design.baseline
     rows = []
     for group in design.deltas:
-        peak = table.at[group, "peak_device"] - table.at[base, "peak_device"]
-        tokens = table.at[group, "tokens_per_second"] / table.at[base, "tokens_per_second"]
-        relative = math.hypot(_standard_error(table, group, "tokens_per_second") / table.at[group, "tokens_per_second"],
-                              _standard_error(table, base, "tokens_per_second") / table.at[base, "tokens_per_second"])
-        spread = _difference_error(table, group, base, "tokens_per_second")
-        rows.append({"group": group, "change": design.changes[group], "status": table.at[group, "status"],
-                     "n": table.at[group, "n"], "peak_reached": bool(table.at[group, "peak_reached"]),
-                     "d_peak": peak, "d_peak_se": _difference_error(table, group, base, "peak_device"),
+        theirs = reference_cells(cells, group, base)
+        same_seed = int(table.at[group, "n"]) == 1 and len(theirs) < int(table.at[base, "n"])
+        b = group_table(theirs).iloc[0] if same_seed else table.loc[base]
+        a = table.loc[group]
+        peak = a["peak_device"] - b["peak_device"]
+        tokens = a["tokens_per_second"] / b["tokens_per_second"]
+        relative = math.hypot(_standard_error(a, "tokens_per_second") / a["tokens_per_second"],
+                              _standard_error(b, "tokens_per_second") / b["tokens_per_second"])
+        spread = _difference_error(a, b, "tokens_per_second")
+        rows.append({"group": group, "change": design.changes[group], "status": a["status"],
+                     "n": a["n"], "peak_reached": bool(a["peak_reached"]), "same_seed": same_seed,
+                     "d_peak": peak, "d_peak_se": _difference_error(a, b, "peak_device"),
                      "d_tokens_pct": 100 * (tokens - 1),
                      "d_tokens_pct_se": 100 * tokens * relative if not math.isnan(spread) else math.nan})
-    columns = ["group", "change", "status", "n", "peak_reached", "d_peak", "d_peak_se", "d_tokens_pct",
+    columns = ["group", "change", "status", "n", "peak_reached", "same_seed", "d_peak", "d_peak_se", "d_tokens_pct",
                "d_tokens_pct_se"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -128,6 +134,22 @@ def coinciding(curves: dict[str, pd.DataFrame]) -> list[list[str]]:
     return drawn
 
 
+def on_cpu(cells: pd.DataFrame) -> bool:
+    """Whether every cell is set to run on a CPU (`device: cpu`, as the smoke matrix): its "device" peak is then
+    the process's peak resident set, its MFU is against a CPU's peak and no GPU budget applies."""
+    devices = cells["device"].astype(str) if "device" in cells else pd.Series(dtype=str)
+    return bool(len(devices)) and bool((devices == "cpu").all())
+
+
+def memory_words(cpu: bool) -> str:
+    return "resident memory (CPU)" if cpu else "device memory"
+
+
+def memory_axis(cpu: bool, prefix: str = "peak") -> str:
+    """An axis label for peak memory, with its unit."""
+    return f"{prefix} resident memory (CPU), GiB" if cpu else f"{prefix} device memory (GiB)"
+
+
 @dataclass
 class Frames:
     """Everything the report states, computed once from cells.csv, steps.csv and design.json."""
@@ -140,13 +162,21 @@ class Frames:
     front: list[str]
     curves: dict[str, pd.DataFrame]
     drawn: list[list[str]]
-    budget: float | None  # GiB
+    budget: float | None  # GiB; None on a CPU, where no device budget is drawn
+    on_cpu: bool = False  # every cell ran on a CPU: "device memory" is the process's resident set there
+
+    @property
+    def memory(self) -> str:
+        """What the peak memory of a cell is, in words."""
+        return memory_words(self.on_cpu)
 
     @classmethod
     def build(cls, cells: pd.DataFrame, steps: pd.DataFrame, design: ReportDesign) -> Frames:
         table = group_table(cells)
         curves = loss_curves(steps)
         budgets = cells["budget_bytes"].dropna()
-        return cls(cells=cells, design=design, table=table, deltas=deltas(table, design),
+        cpu = on_cpu(cells)
+        return cls(cells=cells, design=design, table=table, deltas=deltas(table, design, cells),
                    points=sweep(table, design), front=pareto_front(table) if design.throughput_measured else [],
-                   curves=curves, drawn=coinciding(curves), budget=budgets.iloc[0] / GIB if len(budgets) else None)
+                   curves=curves, drawn=coinciding(curves),
+                   budget=budgets.iloc[0] / GIB if len(budgets) and not cpu else None, on_cpu=cpu)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.cell_groups import GIB, NOT_A_DIFFERENCE, describe, group_name
+from harness.cell_groups import GIB, NOT_A_DIFFERENCE, describe, group_name, reference_cells
 from harness.cell_groups import differences as _differences
 
 # the metric that stands for each task in tables: the first of these that the task reports
@@ -26,6 +26,9 @@ LANGUAGES = {"en": "English", "es": "Spanish", "fr": "French", "de": "German"}
 SIGMAS = 2.0
 # settings compared pairwise in the findings (truncation and vocabulary have findings of their own)
 PAIRWISE = ("adapter", "lora_rank", "quantization")
+# metrics that describe the evaluation data, not the model (the share of answers the truncated context still
+# holds: the same for every seed): reported beside the scores, never called better or worse
+DATA_METRICS = ("answer_in_context",)
 
 
 def main_metric(quality: pd.DataFrame, task: str) -> str | None:
@@ -101,18 +104,12 @@ def pairs_differing_in(cells: pd.DataFrame, setting: str, ignore: tuple[str, ...
 
 def _against_reference(cells: pd.DataFrame, quality: pd.DataFrame, group: str, reference: str) -> pd.DataFrame:
     """The reference's scores to hold `group` against: its mean over seeds, or, for a group of one cell,
-    the reference's cell of the same seed where it has one."""
-    members = cells[cells["name"].map(group_name) == group]
-    if len(members) == 1:
-        seed = members["seed"].iloc[0]
-        same_seed = cells[(cells["name"].map(group_name) == reference) & (cells["seed"] == seed)]
-        if len(same_seed):
-            return summarize(quality[quality["cell_id"].isin(same_seed["cell_id"])])
-    return summarize(quality[quality["name"].map(group_name) == reference])
+    the reference's cell of the same seed where it has one (harness.cell_groups.reference_cells)."""
+    return summarize(quality[quality["cell_id"].isin(reference_cells(cells, group, reference)["cell_id"])])
 
 
-def _memory(cells: pd.DataFrame, group: str) -> float:
-    ok = cells[(cells["name"].map(group_name) == group) & (cells["status"] == "ok")]
+def _memory(cells: pd.DataFrame) -> float:
+    ok = cells[cells["status"] == "ok"]
     return float(ok["peak_device_bytes"].mean()) if len(ok) else math.nan
 
 
@@ -135,7 +132,8 @@ def effects(cells: pd.DataFrame, quality: pd.DataFrame, reference: str | None = 
         row: dict[str, Any] = {
             "cell": group, "what differs": describe(change) or "the seed",
             "n": int(table.loc[table["group"] == group, "n"].max()),
-            "Δ peak GiB": (_memory(cells, group) - _memory(cells, reference)) / GIB}
+            "Δ peak GiB": (_memory(cells[cells["name"].map(group_name) == group])
+                           - _memory(reference_cells(cells, group, reference))) / GIB}
         for task in tasks:
             metric = main_metric(quality, task)
             x, y = _row(table, group, task, metric), _row(theirs, reference, task, metric)
@@ -204,7 +202,8 @@ def compare(table: pd.DataFrame, a: str, b: str, label: str,
     for task, metric in metrics:
         x, y = _row(table, a, task, metric), _row(table, b, task, metric)
         if x is not None and y is not None:
-            parts.append(f"{task} {metric} {x['mean']:.3f} vs {y['mean']:.3f} ({verdict(x, y)}, "
+            judged = "of the data, not the model: no verdict" if metric in DATA_METRICS else verdict(x, y)
+            parts.append(f"{task} {metric} {x['mean']:.3f} vs {y['mean']:.3f} ({judged}, "
                          f"n={x['n']} and {y['n']})")
     return f"{label}: " + ("; ".join(parts) if parts else "no scores to compare") + "."
 

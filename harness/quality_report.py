@@ -25,6 +25,7 @@ from harness.quality_claims import (
     vocabulary_claims,
 )
 from harness.quality_findings import SIGMAS, effects, findings, group_name, main_metric, summarize
+from harness.tables import Column, Table
 
 
 def _cell(row: pd.Series | None) -> str:
@@ -57,6 +58,18 @@ def quality_table(cells: pd.DataFrame, quality: pd.DataFrame) -> pd.DataFrame:
                 row[f"{task} {metric}"] = _cell(match.iloc[0])
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def quality_latex(cells: pd.DataFrame, quality: pd.DataFrame) -> Table:
+    """The quality table (quality_table) for tables.tex."""
+    frame = quality_table(cells, quality)
+    repeats = bool((summarize(quality)["n"] > 1).any())
+    note = (("Mean over seeds ± standard deviation" if repeats else "The score of one cell")
+            + ", then in brackets the change against the same model untrained (its adapter disabled); * marks a "
+            "partial score. bits_per_byte: lower is better; exact_match: higher is better.")
+    columns = [Column("cell", numeric=False), *(Column(str(c)) for c in frame.columns[1:])]
+    rows = [[str(v) for v in row] for row in frame.itertuples(index=False)]
+    return Table("quality", "Quality of each cell (lm-eval)", columns, rows, note)
 
 
 def equivalence(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame) -> list[Verdict]:
@@ -140,7 +153,8 @@ def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame, re
              items: pd.DataFrame | None = None) -> list[str]:
     lines = ["## Quality (lm-eval)", "",
              *(claims_markdown(cells, items) if items is not None and len(items) else []),
-             "Each entry: mean over seeds ± standard deviation, then in brackets the change against the same "
+             ("Each entry: mean over seeds ± standard deviation" if (summarize(quality)["n"] > 1).any()
+              else "Each entry: the score of one cell") + ", then in brackets the change against the same "
              "model untrained (its adapter disabled); `*` marks a partial score (a `limit` capped the documents). "
              "bits_per_byte: lower is better; exact_match: higher is better.", ""]
     lines += [quality_table(cells, quality).to_markdown(index=False), "",
@@ -155,7 +169,7 @@ def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame, re
                   f"Differences of the means (a single cell against `{reference}` at the same seed). "
                   f"\"better\" or \"worse\" only beyond {SIGMAS:g} combined standard errors (over seeds where "
                   "there are several, else over documents); otherwise \"within the spread\". Peak memory: "
-                  "whole-process device memory, mean over seeds.", "",
+                  "whole-process device memory, compared the same way.", "",
                   change.to_markdown(index=False, floatfmt="+.2f"), ""]
     found = findings(cells, quality, reference)
     if found:

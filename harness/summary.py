@@ -45,13 +45,13 @@ def _fit(cells: pd.DataFrame) -> str:
     return f"Of {len(cells)} cells, " + ", ".join(parts[:-1]) + " and " + parts[-1] + "."
 
 
-def _baseline(table: pd.DataFrame, design: ReportDesign) -> str:
+def _baseline(table: pd.DataFrame, design: ReportDesign, memory: str = "device memory") -> str:
     row = table.loc[design.baseline]
     if row["status"] != "ok":
         return f"The baseline `{design.baseline}` did not train ({row['status']}): no change is measured against it."
     speed = f", {_value(row, 'tokens_per_second', 0, 'tokens/s')}" if design.throughput_measured else ""
     n = f" (n={row['n']})" if row["n"] > 1 else ""
-    return f"Baseline `{design.baseline}`{n}: {_value(row, 'peak_device', 2, 'GiB')} peak device memory{speed}."
+    return f"Baseline `{design.baseline}`{n}: {_value(row, 'peak_device', 2, 'GiB')} peak {memory}{speed}."
 
 
 def _effect(row: pd.Series, metric: str, fmt: str, unit: str) -> str:
@@ -130,7 +130,7 @@ def _loss(drawn: list[list[str]]) -> list[str]:
 def summary(frames: Frames, quality: list[str] | None = None) -> list[str]:
     """The report's opening bullets; `quality`: the quality findings that answer the matrix's questions."""
     design, table = frames.design, frames.table
-    lines = [_fit(frames.cells), _baseline(table, design), *_deltas(frames.deltas, design, table)]
+    lines = [_fit(frames.cells), _baseline(table, design, frames.memory), *_deltas(frames.deltas, design, table)]
     if design.sweep:
         lines += _sweep(frames.points, design)
     if design.throughput_measured:

@@ -52,13 +52,17 @@ class Table:
         return [*lines, self.note, ""] if self.note else lines
 
     def latex(self, matrix: str) -> str:
+        """A booktabs table in \\small with narrower column gaps, shrunk to the text width where it is wider still
+        (never enlarged): it fits any article's text block. Needs booktabs and graphicx."""
         spec = "".join("r" if c.numeric else "l" for c in self.columns)
-        lines = [r"\begin{table}[htbp]", r"\centering", rf"\caption{{{_tex(self.title)}}}",
-                 rf"\label{{tab:{matrix}-{self.key}}}", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+        lines = [r"\begin{table}[htbp]", r"\centering", r"\small", r"\setlength{\tabcolsep}{4pt}",
+                 rf"\caption{{{_tex(self.title)}}}", rf"\label{{tab:{matrix}-{self.key}}}",
+                 r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
+                 rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
                  " & ".join(_tex(c.header) for c in self.columns) + r" \\", r"\midrule",
                  *(" & ".join(_tex(v, numeric=c.numeric) for v, c in zip(row, self.columns, strict=True)) + r" \\"
                    for row in self.rows),
-                 r"\bottomrule", r"\end{tabular}"]
+                 r"\bottomrule", r"\end{tabular}}"]
         if self.note:
             lines.append(rf"\par\smallskip{{\footnotesize {_tex(self.note)}}}")
         return "\n".join([*lines, r"\end{table}", ""])
@@ -117,33 +121,39 @@ def _heading(table: pd.DataFrame) -> tuple[list[Column], list[list[str]]]:
     return columns, rows
 
 
-def memory_table(table: pd.DataFrame) -> Table:
+def peak_header(on_cpu: bool) -> str:
+    return "peak resident memory (CPU), GiB" if on_cpu else "peak device (GiB)"
+
+
+def memory_table(table: pd.DataFrame, on_cpu: bool = False) -> Table:
     digits = gib_digits(table["peak_device"])
-    parts = [_heading(table), _with_spread(table, "peak_device", "peak device (GiB)", digits)]
+    parts = [_heading(table), _with_spread(table, "peak_device", peak_header(on_cpu), digits)]
     for metric, header in (("peak_allocated", "peak allocated (GiB)"), ("peak_reserved", "peak reserved (GiB)"),
                            ("host_unmapped", "host unmapped (GiB)"), ("host_pinned", "host pinned (GiB)")):
         if table[metric].notna().any():  # host views came after the first results: shown once any result has them
             parts.append(([Column(header)], [[number(v, digits)] for v in table[metric]]))
     columns, rows = _joined(*parts)
-    note = ("Peak device memory of the whole process; ≥: the peak reached before the cell ran out of memory, "
-            "a lower bound of what it needs." if table["peak_reached"].any() else
-            "Peak device memory of the whole process.")
+    memory = "Peak resident memory (CPU) of the whole process" if on_cpu else "Peak device memory of the whole process"
+    note = (f"{memory}; ≥: the peak reached before the cell ran out of memory, a lower bound of what it needs."
+            if table["peak_reached"].any() else f"{memory}.")
     return Table("memory", "Peak memory of each cell", columns, rows, note)
 
 
-def speed_table(table: pd.DataFrame) -> Table:
+def speed_table(table: pd.DataFrame, mfu: bool = True) -> Table:
+    """mfu: False on a CPU, where a GPU's model FLOPs utilisation has no meaning."""
     columns, rows = _joined(_heading(table), _with_spread(table, "tokens_per_second", "throughput (tokens/s)", 0),
-                            ([Column("median step (s)"), Column("MFU (%)")],
-                             [[number(r["step_seconds"], 2), number(100 * r["mfu"], 1)] for _, r in table.iterrows()]))
+                            ([Column("median step (s)"), *([Column("MFU (%)")] if mfu else [])],
+                             [[number(r["step_seconds"], 2), *([number(100 * r["mfu"], 1)] if mfu else [])]
+                              for _, r in table.iterrows()]))
     return Table("speed", "Training speed of each cell", columns, rows,
                  "Tokens per optimizer step over the median step time, warm-up steps excluded.")
 
 
-def deltas_table(deltas: pd.DataFrame, design: ReportDesign, throughput: bool) -> Table:
+def deltas_table(deltas: pd.DataFrame, design: ReportDesign, throughput: bool, on_cpu: bool = False) -> Table:
     memory_spread = bool(deltas["d_peak_se"].notna().any())
     speed_spread = throughput and bool(deltas["d_tokens_pct_se"].notna().any())
     columns = [Column("cell", numeric=False), Column(f"what differs from `{design.baseline}`", numeric=False),
-               Column("status", numeric=False), Column("Δ peak device (GiB)"),
+               Column("status", numeric=False), Column(f"Δ {peak_header(on_cpu)}"),
                *([Column("± se")] if memory_spread else []), *([Column("Δ throughput (%)")] if throughput else []),
                *([Column("± se")] if speed_spread else [])]
     rows = []
@@ -159,15 +169,17 @@ def deltas_table(deltas: pd.DataFrame, design: ReportDesign, throughput: bool) -
         else "Negative: less memory, or slower."
     if memory_spread or speed_spread:
         note += " ± se: standard error of the difference of the means over seeds."
+    if "same_seed" in deltas and deltas["same_seed"].any():
+        note += f" A cell of one seed is held against `{design.baseline}`'s cell of the same seed."
     return Table("deltas", f"Each change against `{design.baseline}`", columns, rows, note)
 
 
-def sweep_table(points: pd.DataFrame, design: ReportDesign, throughput: bool) -> Table:
+def sweep_table(points: pd.DataFrame, design: ReportDesign, throughput: bool, on_cpu: bool = False) -> Table:
     points = points.set_index("group", drop=False)
     parts = [([Column("line", numeric=False), Column(x_label(design.x)), Column("cell", numeric=False),
                Column("status", numeric=False)],
               [[r["line"], number(r["x"], 0), r["group"], str(r["status"])] for _, r in points.iterrows()]),
-             _with_spread(points, "peak_device", "peak device (GiB)", gib_digits(points["peak_device"]))]
+             _with_spread(points, "peak_device", peak_header(on_cpu), gib_digits(points["peak_device"]))]
     if throughput:
         parts.append(_with_spread(points, "tokens_per_second", "throughput (tokens/s)", 0))
     columns, rows = _joined(*parts)
@@ -180,8 +192,9 @@ def loss_table(table: pd.DataFrame, drawn: list[list[str]]) -> Table:
                             _with_spread(table, "final_loss", "final loss", 3),
                             ([Column("same curve as", numeric=False)],
                              [[", ".join(same.get(g, [])) or MISSING] for g in table.index]))
+    over = " (mean over seeds)" if (table["n"] > 1).any() else ""
     return Table("loss", "Training loss", columns, rows,
-                 "Loss of the first and last optimizer step (mean over seeds); 'same curve as': loss curves that "
+                 f"Loss of the first and last optimizer step{over}; 'same curve as': loss curves that "
                  f"agree within {SAME_CURVE:.2%} at every step.")
 
 

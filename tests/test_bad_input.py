@@ -295,7 +295,7 @@ def test_commands_given_what_they_cannot_use_say_so_in_one_line(tmp_path):
     assert _vramlab("aggregate", str(matrix), "--partial", cwd=tmp_path).returncode == 0
     _one_line_error(_vramlab("report", "m", cwd=tmp_path), "no cell of m has a result yet")
     assert sorted(p.name for p in (tmp_path / "reports" / "m").iterdir()) == \
-        ["cells.csv", "design.json", "estimate.csv", "steps.csv"]  # nothing more written
+        ["cells.csv", "design.json", "environment.csv", "estimate.csv", "steps.csv"]  # nothing more written
 
     shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
     cell = sorted((tmp_path / "results" / "smoke").glob("*.json"))[0].stem

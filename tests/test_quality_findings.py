@@ -100,3 +100,29 @@ def test_the_summary_gets_the_matrix_questions_only():
     headline = headline_findings(cells, quality)
     assert headline == findings(cells, quality)[:len(headline)] and len(headline) == 2  # training gain, truncation
     assert not any(line.startswith(("adapter", "Exact recall")) for line in headline)
+
+
+def test_a_single_cell_is_held_against_the_reference_of_its_own_seed_for_memory_too():
+    cells, quality = _fixture()
+    # the reference's peaks differ by seed: 2.9, 3.0, 3.1 GiB; the single cell ran at seed 1
+    for seed, peak in enumerate((2.9, 3.0, 3.1)):
+        cells.loc[cells["name"] == f"baseline/seed={seed}", "peak_device_bytes"] = peak * GIB
+    cells.loc[cells["name"] == "checkpointing-on", "seed"] = 0
+    table = effects(cells, quality).set_index("cell")
+    assert table.at["checkpointing-on", "Δ peak GiB"] == pytest.approx(1.5 - 2.9)  # not 1.5 - 3.0, the mean
+    assert table.at["nf4", "Δ peak GiB"] == pytest.approx(2.5 - 3.0)  # a group of seeds against the mean
+
+
+def test_answer_in_context_is_a_property_of_the_data_and_gets_no_verdict():
+    from harness.quality_findings import compare
+
+    _, quality = _fixture()
+    # the share of answers the truncated context holds: the same for every seed, different between policies
+    for group, share in (("baseline", 0.400), ("tail", 0.433)):
+        for seed in range(3):
+            quality.loc[len(quality)] = _score(f"{group}{seed}", f"{group}/seed={seed}", "workload_recall",
+                                               "answer_in_context", share, None, True, share)
+    line = compare(summarize(quality), "baseline", "tail", "x",
+                   (("workload_recall", "answer_in_context"),))
+    assert "0.400 vs 0.433" in line and "worse" not in line and "better" not in line
+    assert "no verdict" in line

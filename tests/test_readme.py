@@ -53,12 +53,17 @@ def test_committed_reports_are_generated_from_the_committed_results(tmp_path):
         # A committed report has a result for every cell of its matrix, unless it is declared partial above.
         aggregate(matrix, REPO / "results", tmp_path, partial=matrix in PARTIAL)
         quality = ["quality.csv"] if (REPO / "reports" / matrix / "quality.csv").is_file() else []
-        tables = ["cells.csv", "steps.csv", "estimate.csv", "design.json", *quality]
+        tables = ["cells.csv", "steps.csv", "estimate.csv", "environment.csv", "design.json", *quality]
         for table in tables:
             built = (tmp_path / matrix / table).read_text()
             assert built == (REPO / "reports" / matrix / table).read_text(), (matrix, table)
         build_report(tmp_path / matrix)
-        assert (tmp_path / matrix / "report.md").read_text() == (REPO / "reports" / matrix / "report.md").read_text()
+        for text in ("report.md", "methods.md", "tables.tex"):
+            assert (tmp_path / matrix / text).read_text() == (REPO / "reports" / matrix / text).read_text(), (matrix,
+                                                                                                               text)
+        # every committed file is one the report writes: no hand-written notes that go stale beside it
+        committed = sorted(p.name for p in (REPO / "reports" / matrix).iterdir())
+        assert committed == sorted(p.name for p in (tmp_path / matrix).iterdir()), matrix
         pending = pd.read_csv(REPO / "reports" / matrix / "cells.csv")["status"].eq("pending")
         assert pending.any() == (matrix in PARTIAL), matrix
 

@@ -9,7 +9,7 @@ from harness import results
 from harness.aggregate import aggregate
 from harness.matrix import expand
 from harness.report import build_report
-from tests.conftest import write_matrix
+from tests.conftest import REPO, write_matrix
 
 GIB = 2**30
 
@@ -80,7 +80,7 @@ def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
     for chart in ("overview", "sweep", "deltas", "tradeoff", "loss"):
         for fmt in ("pdf", "png"):
             assert (folder / "reports" / "m" / f"{chart}.{fmt}").stat().st_size > 5000
-    assert len(outputs) == 2 + 5 * 2
+    assert len(outputs) == 3 + 5 * 2  # report.md, tables.tex, methods.md and the charts
 
 
 def test_aggregate_refuses_a_matrix_with_a_missing_result(result_folder):
@@ -165,3 +165,119 @@ def test_a_matrix_of_cpu_cells_has_no_estimate_rows(result_folder):
     report = (folder / "reports" / "m" / "report.md").read_text()
     assert "No cell of this matrix measured its device peak on a CUDA GPU" in report
     assert "| error (%) |" not in report
+
+
+def _cells_with_seeds() -> pd.DataFrame:
+    """A baseline over three seeds (peaks 3.0, 3.1, 3.2 GiB; 100, 110, 120 tokens/s) and one change at seed 0."""
+    rows = []
+    for name, seed, peak, speed in (("baseline/seed=0", 0, 3.0, 100), ("baseline/seed=1", 1, 3.1, 110),
+                                    ("baseline/seed=2", 2, 3.2, 120), ("fa2", 0, 2.9, 105)):
+        rows.append({"name": name, "seed": seed, "status": "ok", "peak_device_bytes": peak * GIB,
+                     "tokens_per_second": speed, "median_step_seconds": 1.0, "mfu": 0.1, "first_loss": 2.0,
+                     "final_loss": 1.0, "throughput_measured": True})
+    return pd.DataFrame(rows)
+
+
+def test_a_single_seed_change_is_held_against_the_baseline_at_the_same_seed():
+    from harness.cell_groups import group_table
+    from harness.comparisons import deltas
+    from harness.report_design import ReportDesign
+    from harness.tables import deltas_table
+
+    cells = _cells_with_seeds()
+    design = ReportDesign(baseline="baseline", x=None, lines=(), sweep=(), changes={"baseline": "", "fa2": "fa2"},
+                          deltas=("fa2",), throughput_measured=True, quality=False)
+    row = deltas(group_table(cells), design, cells).iloc[0]
+    assert row["d_peak"] == pytest.approx(2.9 - 3.0)  # the baseline's seed 0, not its mean 3.1
+    assert row["d_tokens_pct"] == pytest.approx(5.0)  # against 100 tokens/s, not 110
+    assert bool(row["same_seed"]) and pd.isna(row["d_peak_se"])  # one cell against one cell: no spread to give
+    assert "held against `baseline`'s cell of the same seed" in deltas_table(
+        deltas(group_table(cells), design, cells), design, True).note
+
+
+def test_a_table_of_one_seed_does_not_speak_of_a_mean_over_seeds():
+    from harness.cell_groups import group_table
+    from harness.tables import loss_table
+
+    cells = _cells_with_seeds()
+    assert "mean over seeds" in loss_table(group_table(cells), []).note
+    single = cells[cells["seed"] == 0]
+    assert "mean over seeds" not in loss_table(group_table(single), []).note
+
+
+def test_a_cpu_matrix_speaks_of_resident_memory_and_draws_no_gpu_budget_or_mfu(tmp_path):
+    from matplotlib.lines import Line2D
+
+    from harness.charts import figures
+    from harness.report import read
+
+    matrix = write_matrix(tmp_path, MATRIX.replace("budget: 16GiB}", "budget: 16GiB, device: cpu}"))
+    for cell in expand(str(matrix)):
+        write_result(tmp_path / "results", cell, "ok",
+                     dict(peak_device_bytes=2 * GIB, peak_host_bytes=2 * GIB, step_seconds=[5.0, 2.0, 2.2],
+                          loss=[11.9, 11.8, 11.7], tokens_per_second=1024 / 2.1, median_step_seconds=2.1,
+                          mfu=0.3))
+    for path in (tmp_path / "results" / "m").glob("*.json"):
+        path.write_text(path.read_text().replace('"cuda_available": true', '"cuda_available": false'))
+    aggregate(str(matrix), tmp_path / "results", tmp_path / "reports")
+    folder = tmp_path / "reports" / "m"
+    build_report(folder)
+    report, tex = (folder / "report.md").read_text(), (folder / "tables.tex").read_text()
+    assert "resident memory (CPU)" in report and "resident memory (CPU)" in tex
+    for text in (report, tex):
+        assert "device memory" not in text and "peak device" not in text and "MFU (%)" not in text
+    frames, _, _ = read(folder)
+    assert frames.on_cpu and frames.budget is None
+    for name, fig in figures(frames).items():
+        for ax in fig.axes:
+            labels = ax.get_xlabel() + ax.get_ylabel()
+            assert "device" not in labels, name
+            if "memory" in labels:
+                assert "resident memory (CPU" in labels, name
+            legend = ax.get_legend()
+            texts = [t.get_text() for t in legend.get_texts()] if legend else []
+            assert not any("budget" in t for t in texts), name
+            assert not any("budget" in str(line.get_label()) for line in ax.get_lines() if isinstance(line, Line2D))
+
+
+ARTICLE = r"""\documentclass{article}
+\usepackage{booktabs}
+\usepackage{graphicx}
+\begin{document}
+\input{tables}
+\end{document}
+"""
+
+
+@pytest.mark.skipif(__import__("shutil").which("pdflatex") is None,
+                    reason="pdflatex is not installed (apt-get install texlive-latex-recommended)")
+@pytest.mark.parametrize("matrix", sorted(p.parent.name for p in (REPO / "reports").glob("*/tables.tex")))
+def test_every_committed_latex_table_compiles_and_fits_an_article(tmp_path, matrix):
+    import shutil
+    import subprocess
+
+    shutil.copy(REPO / "reports" / matrix / "tables.tex", tmp_path / "tables.tex")
+    (tmp_path / "paper.tex").write_text(ARTICLE)
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "paper.tex"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    log = (tmp_path / "paper.log").read_text(errors="replace")
+    assert run.returncode == 0, log[-3000:]
+    assert "Overfull \\hbox" not in log, "\n".join(line for line in log.splitlines() if "Overfull" in line)
+    if (REPO / "reports" / matrix / "quality.csv").is_file():
+        assert "tab:" + matrix + "-quality" in (tmp_path / "tables.tex").read_text()
+
+
+def test_methods_md_states_hardware_budget_versions_and_definitions_from_the_results(result_folder):
+    folder, matrix = result_folder
+    aggregate(str(matrix), folder / "results", folder / "reports")
+    environment = pd.read_csv(folder / "reports" / "m" / "environment.csv")
+    assert list(environment["cells"]) == [4] and environment.at[0, "version:torch"] == "2.x"
+    build_report(folder / "reports" / "m")
+    methods = (folder / "reports" / "m" / "methods.md").read_text()
+    assert "# Methods: m" in methods
+    assert "- 4 cells: one Test GPU; CUDA not recorded, driver not recorded; host CPU Test CPU; Python 3.11." in methods
+    assert "- torch 2.x." in methods and "Budget 16.00 GiB, judged on test." in methods
+    assert "seeds 0; optimizer steps per cell:" in methods
+    for term in ("Tokens/s:", "MFU (model FLOPs utilisation):", "Peak device memory:"):
+        assert term in methods
+    assert "Bits per byte" not in methods  # no quality evaluated here

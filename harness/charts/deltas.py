@@ -19,7 +19,7 @@ from harness.charts.style import (
     nothing_to_draw,
     rows_top_down,
 )
-from harness.comparisons import Frames
+from harness.comparisons import Frames, memory_axis
 from harness.tables import gib_digits
 
 # room beyond the longest bar for its value
@@ -29,7 +29,7 @@ LABEL_ROOM = 0.22
 def draw(frames: Frames, palette: Palette) -> Figure:
     design, deltas = frames.design, frames.deltas
     baseline_ok = frames.table.at[design.baseline, "status"] == "ok"
-    panels = [("d_peak", "Δ peak device memory (GiB)", f"+.{gib_digits(deltas['d_peak'])}f")]
+    panels = [("d_peak", memory_axis(frames.on_cpu, "Δ peak"), f"+.{gib_digits(deltas['d_peak'])}f")]
     if design.throughput_measured:
         panels.append(("d_tokens_pct", "Δ training tokens/s (%)", "+.1f"))
     fig, axes = figure(1, len(panels), width=3.6 * len(panels) + 2.4, height=0.26 * len(deltas) + 1.3, sharey=True)

@@ -24,7 +24,7 @@ MARKERS = {"ok": "o", "oom": "X"}
 
 def draw(frames: Frames, palette: Palette) -> Figure:
     table, design = frames.table, frames.design
-    panels = metric_panels(design.throughput_measured)
+    panels = metric_panels(design.throughput_measured, frames.on_cpu)
     fig, axes = figure(1, len(panels), width=4.2 * len(panels) + 2.2, height=0.24 * len(table) + 1.3, sharey=True)
     rows = list(range(len(table)))
     repeats = bool((table["n"] > 1).any())

@@ -19,7 +19,7 @@ from harness.charts.style import (
     nothing_to_draw,
     rows_top_down,
 )
-from harness.comparisons import Frames
+from harness.comparisons import Frames, memory_axis
 from harness.quality_findings import main_metric, summarize
 
 # more tasks than this in one figure and the panels get too small to read
@@ -71,7 +71,7 @@ def against_memory(frames: Frames, palette: Palette, quality: pd.DataFrame) -> F
                          [p[1] for p, keep in zip(points, labelled, strict=True) if keep],
                          [g for g, keep in zip(part["group"], labelled, strict=True) if keep],
                          avoid=[p for p, keep in zip(points, labelled, strict=True) if not keep])
-        ax.set_xlabel("peak device memory (GiB)")
+        ax.set_xlabel(memory_axis(frames.on_cpu))
         ax.set_ylabel(f"{task} {metric} ({_better(part)} is better)")
         ax.grid(color="0.9", linewidth=0.6)
     handles = [Line2D([], [], marker="o", linestyle="", color="0.3",

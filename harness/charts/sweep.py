@@ -24,7 +24,7 @@ NAMES = {"peak_device": "memory", "tokens_per_second": "speed"}
 
 def draw(frames: Frames, palette: Palette) -> Figure:
     design, points = frames.design, frames.points
-    panels = metric_panels(design.throughput_measured)
+    panels = metric_panels(design.throughput_measured, frames.on_cpu)
     fig, axes = figure(1, len(panels), width=3.6 * len(panels) + 2.4, height=3.0)
     levels = sorted(set(points["x"]))
     handles: list = []

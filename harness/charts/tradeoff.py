@@ -15,7 +15,7 @@ from harness.charts.style import (
     limits,
     nothing_to_draw,
 )
-from harness.comparisons import Frames
+from harness.comparisons import Frames, memory_axis
 
 
 def draw(frames: Frames, palette: Palette) -> Figure:
@@ -40,7 +40,7 @@ def draw(frames: Frames, palette: Palette) -> Figure:
     y_low, y_high, _ = limits(points["tokens_per_second"])
     ax.set_ylim(y_low, y_high)
     label_points(ax, list(points["peak_device"]), list(points["tokens_per_second"]), list(points.index))
-    ax.set_xlabel("peak device memory (GiB)")
+    ax.set_xlabel(memory_axis(frames.on_cpu))
     ax.set_ylabel("training tokens/s")
     ax.grid(color="0.9", linewidth=0.6)
     budget_entry = budget_mark(ax, frames.budget, shown)
