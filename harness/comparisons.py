@@ -145,11 +145,6 @@ def memory_words(cpu: bool) -> str:
     return "resident memory (CPU)" if cpu else "device memory"
 
 
-def memory_axis(cpu: bool, prefix: str = "peak") -> str:
-    """An axis label for peak memory, with its unit."""
-    return f"{prefix} resident memory (CPU), GiB" if cpu else f"{prefix} device memory (GiB)"
-
-
 @dataclass
 class Frames:
     """Everything the report states, computed once from cells.csv, steps.csv and design.json."""

@@ -16,10 +16,11 @@ from harness.charts.style import (
     figure,
     legend_outside,
     limits,
+    memory_axis,
     nothing_to_draw,
     rows_top_down,
 )
-from harness.comparisons import Frames, memory_axis
+from harness.comparisons import Frames
 from harness.tables import gib_digits
 
 # room beyond the longest bar for its value

@@ -16,10 +16,11 @@ from harness.charts.style import (
     figure,
     label_points,
     legend_outside,
+    memory_axis,
     nothing_to_draw,
     rows_top_down,
 )
-from harness.comparisons import Frames, memory_axis
+from harness.comparisons import Frames
 from harness.quality_findings import main_metric, summarize
 
 # more tasks than this in one figure and the panels get too small to read

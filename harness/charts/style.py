@@ -46,10 +46,13 @@ RC = {"pdf.fonttype": 42, "ps.fonttype": 42, "font.size": 9, "axes.titlesize": 9
       "axes.spines.right": False, "axes.axisbelow": True, "legend.frameon": False}
 
 
+def memory_axis(cpu: bool, prefix: str = "peak") -> str:
+    """An axis label for peak memory, with its unit."""
+    return f"{prefix} resident memory (CPU), GiB" if cpu else f"{prefix} device memory (GiB)"
+
+
 def metric_panels(throughput_measured: bool, on_cpu: bool = False) -> list[tuple[str, str]]:
     """The panels of a chart that shows memory and, where it was measured, speed: (column, axis label)."""
-    from harness.comparisons import memory_axis
-
     memory = [("peak_device", memory_axis(on_cpu))]
     return [*memory, ("tokens_per_second", "training tokens/s")] if throughput_measured else memory
 

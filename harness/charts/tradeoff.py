@@ -13,9 +13,10 @@ from harness.charts.style import (
     label_points,
     legend_outside,
     limits,
+    memory_axis,
     nothing_to_draw,
 )
-from harness.comparisons import Frames, memory_axis
+from harness.comparisons import Frames
 
 
 def draw(frames: Frames, palette: Palette) -> Figure:
