@@ -9,9 +9,10 @@ not on the allocator's.
 
 On a CPU there is no allocator to cap; the budget is judged against the process's peak resident set.
 
-A budget is written as a size in binary units ('16GiB'), as a card (harness/cards.py: 'rtx4080', what that
-card lets a process have), or as a card with a reserve for the display that shares it
-({card: rtx4080, display_reserve: 0.5GiB}).
+A budget is written as a size in binary units ('16GiB', or a number of bytes), as a card (harness/cards.py:
+'rtx4080', what that card lets a process have), or as a card with a reserve for the display that shares it
+({card: rtx4080, display_reserve: 0.5GiB}). However it is written, a cell holds it in one canonical spelling
+(`canonical_budget`), so that one budget makes one cell id.
 """
 
 from __future__ import annotations
@@ -25,24 +26,27 @@ from harness.cards import CARDS, Card
 from harness.settings import parse_bytes
 
 GIB = 2**30
-_BINARY = {"KIB", "MIB", "GIB", "TIB"}
+_BINARY = {"", "B", "KIB", "MIB", "GIB", "TIB"}  # "": a bare number of bytes
 BUDGET_KEYS = ("card", "display_reserve")
+# the canonical spelling's units, largest first: a size is written in the largest one that holds it whole
+_CANONICAL_UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
 
 
-def _size_problem(value: Any) -> str | None:
-    """A size names its unit, and the binary one a card's size is given in: '16 GB' cards hold 16 GiB."""
+def _size_problem(value: Any, minimum: int = 2**20) -> str | None:
+    """A size names its unit, and the binary one a card's size is given in: '16 GB' cards hold 16 GiB. A bare
+    number is bytes: 0, or at least 1 MiB (a '16' meant as GiB is refused, not read as 16 bytes)."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value)) if not isinstance(value, bool) else None
     if match is None:
         return f"{value!r} is not a memory size; write it like '16GiB'"
     unit = match.group(2).upper()
-    if not unit:
-        return f"{value!r} has no unit; write it like '16GiB' (a bare number would be read as bytes)"
+    if not unit and (0 < parse_bytes(value) < 2**20 or "." in match.group(1)):
+        return f"{value!r} has no unit; write it like '16GiB' (a bare number is read as bytes)"
     if unit in ("KB", "MB", "GB", "TB"):
         return (f"{value!r} is in decimal units ({parse_bytes(value) / 2**30:.2f} GiB); a '16 GB' card holds 16 GiB: "
                 f"write {match.group(1)}{unit[0]}iB")
     if unit not in _BINARY:
         return f"{value!r}: unknown unit {match.group(2)!r}; use KiB, MiB, GiB or TiB"
-    if parse_bytes(value) < 2**20:
+    if parse_bytes(value) < minimum:
         return f"{value!r} is less than 1 MiB: no model trains in that"
     return None
 
@@ -63,7 +67,8 @@ def budget_problem(value: Any) -> str | None:
             return f"unknown key {unknown[0]!r} in a card budget; it takes {' and '.join(BUDGET_KEYS)}"
         if "card" not in value:
             return "a budget written as a mapping names its card: {card: rtx4080, display_reserve: 0.5GiB}"
-        problem = _card_problem(value["card"]) or (_size_problem(value["display_reserve"])
+        # no reserve at all (0GiB) is a reserve: the card as a headless machine has it
+        problem = _card_problem(value["card"]) or (_size_problem(value["display_reserve"], minimum=0)
                                                    if "display_reserve" in value else None)
         if problem:
             return problem
@@ -85,12 +90,32 @@ def budget_card(value: Any) -> Card | None:
     return CARDS.get(name) if isinstance(name, str) else None
 
 
+def canonical_size(value: Any) -> str:
+    """One spelling per number of bytes: the largest binary unit that holds it whole ('16384MiB', '16 GiB' and
+    17179869184 are all '16GiB'; '0.5GiB' is '512MiB'), else bytes ('1000001B'). The spelling every committed
+    matrix uses ('16GiB') is its own canonical form, so no cell measured before this changes its id."""
+    size = parse_bytes(value)
+    for unit, factor in _CANONICAL_UNITS:
+        if size and size % factor == 0:
+            return f"{size // factor}{unit}"
+    return f"{size}B"
+
+
 def canonical_budget(value: Any) -> Any:
-    """A card without a display reserve is the card: {card: rtx4080} and {card: rtx4080, display_reserve: 0}
-    are the cell `budget: rtx4080` is, with its id."""
-    if isinstance(value, dict) and parse_bytes(value.get("display_reserve", 0)) == 0:
-        return value["card"]
-    return value
+    """A budget in its one spelling: a size as `canonical_size` writes it, a card by its name, and a card without a
+    display reserve is the card ({card: rtx4080} and {card: rtx4080, display_reserve: 0GiB} are the cell
+    `budget: rtx4080` is, with its id)."""
+    if isinstance(value, dict):
+        if parse_bytes(value.get("display_reserve", 0)) == 0:
+            return value["card"]
+        return {"card": value["card"], "display_reserve": canonical_size(value["display_reserve"])}
+    if budget_card(value) is not None:
+        return value
+    return canonical_size(value)
+
+
+def canonical_host_budget(value: Any) -> Any:
+    return value if value == "none" else canonical_size(value)
 
 
 def budget_bytes(value: Any) -> int:

@@ -369,10 +369,14 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_migrate(args: argparse.Namespace) -> int:
+    from harness.results.budget_spelling import respell_all
     from harness.results.store import migrate_files
 
     for path in migrate_files([Path(p) for p in args.paths]):
         print(f"migrated {path}")
+    # a budget written in another spelling than its canonical one had another cell id (harness/budget.py)
+    for respelled in respell_all([Path(p) for p in args.paths if Path(p).is_file()]):
+        print(respelled.describe())
     return 0
 
 
@@ -521,7 +525,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="folder (default: harness/results/schema)")
     p.set_defaults(func=_cmd_schema)
 
-    p = sub.add_parser("migrate", help="rewrite result files of an older schema in the current one, in place")
+    p = sub.add_parser("migrate", help="rewrite result files of an older schema in the current one, in place, and "
+                                     "move those whose budget is not in its canonical spelling to their new id")
     p.add_argument("paths", nargs="+")
     p.set_defaults(func=_cmd_migrate)
 

