@@ -2,8 +2,8 @@
 
 On a GPU larger than the budget, PyTorch's allocator is capped at the budget minus what lives outside
 the allocator (the CUDA context and libraries' workspaces and kernel modules, measured at start and
-again at every memory sample, and bitsandbytes' paged optimizer state once the trainable parameters
-are known), and the whole process's device memory is sampled through NVML. A cell
+again at every memory sample, and the part of bitsandbytes' paged optimizer state it pages, once the
+trainable parameters are known), and the whole process's device memory is sampled through NVML. A cell
 is `ok` only when that sampled peak stays within the budget, since a real card fails on that number,
 not on the allocator's.
 
@@ -137,6 +137,7 @@ class Budget:
     host_limit_bytes: int | None = None
     outside_allocator_bytes: int = 0
     paged_optimizer_bytes: int = 0
+    unpaged_optimizer_bytes: int = 0  # the paged optimizer's state that bitsandbytes does not page
     allocator_cap_bytes: int | None = None
     device_total_bytes: int | None = None
     notes: list[str] = field(default_factory=list)
@@ -183,12 +184,17 @@ class Budget:
         torch.cuda.set_per_process_memory_fraction(cap / self.device_total_bytes)
 
     def account_for_paged_optimizer(self, plan: Any, model: Any) -> None:
-        """8-bit paged AdamW keeps two 1-byte states per trainable parameter in unified memory,
-        outside the allocator; lower the cap by that much."""
+        """8-bit paged AdamW keeps the two 1-byte states of each trainable parameter of 100,000 elements or more
+        in unified memory, outside the allocator: lower the cap by that much. The states of smaller parameters
+        and every block absmax are allocated as any tensor (harness/paged_optimizer_state.py), so they stay
+        inside the cap, as on a real card."""
         if not self.cuda or not plan.records.get("optimizer", {}).get("paged"):
             return
-        trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        self.paged_optimizer_bytes = 2 * trainable
+        from harness.paged_optimizer_state import paged_bytes, unpaged_bytes
+
+        sizes = [p.numel() for p in model.parameters() if p.requires_grad]
+        self.paged_optimizer_bytes = paged_bytes(sizes)
+        self.unpaged_optimizer_bytes = unpaged_bytes(sizes)
         self._set_cap()
 
     def judge(self, peak_device_bytes: int) -> str | None:
@@ -210,7 +216,8 @@ class Budget:
     def as_dict(self) -> dict[str, Any]:
         return {"limit_bytes": self.limit_bytes, "allocator_cap_bytes": self.allocator_cap_bytes,
                 "outside_allocator_bytes": self.outside_allocator_bytes,
-                "paged_optimizer_bytes": self.paged_optimizer_bytes, "recaps": self.recaps,
+                "paged_optimizer_bytes": self.paged_optimizer_bytes,
+                "unpaged_optimizer_bytes": self.unpaged_optimizer_bytes, "recaps": self.recaps,
                 "device_total_bytes": self.device_total_bytes,
                 "judged_on": "nvml process device memory" if self.cuda else "peak resident set",
                 "host_limit_bytes": self.host_limit_bytes,

@@ -37,6 +37,7 @@ from harness.estimate.allocator import CUBLAS_HANDLES, CUBLAS_WORKSPACE, packing
 from harness.estimate.outside import UNSLOTH_PINNED_AT_LOAD_MIB, attention_kernel, outside_bytes
 from harness.estimate.unsloth_plan import embedding_leaves_device
 from harness.model_info import ModelFacts
+from harness.paged_optimizer_state import PAGED_MIN_ELEMENTS
 
 GIB = 2**30
 MIB = 2**20
@@ -127,9 +128,8 @@ def adapter_parameters(m: ModelFacts, settings: dict[str, Any]) -> int:
     return sum(adapter_tensors(m, settings))
 
 
-# bitsandbytes (optim/optimizer.py, Optimizer8bit.get_state_buffer) pages a state only when its parameter has at
-# least this many elements; a smaller one's state is an ordinary device tensor, as are every block absmax
-PAGED_MIN_ELEMENTS = 100_000
+# bitsandbytes pages a state only when its parameter has at least PAGED_MIN_ELEMENTS elements; a smaller one's
+# state is an ordinary device tensor, as are every block absmax (harness/paged_optimizer_state.py)
 
 
 def optimizer_device_bytes(tensors: list[int], optimizer: str) -> tuple[float, str]:

@@ -145,7 +145,10 @@ class BudgetRecord(Strict):
     limit_bytes: Bytes
     allocator_cap_bytes: Bytes | None = None
     outside_allocator_bytes: Bytes = 0
-    paged_optimizer_bytes: Bytes = 0
+    paged_optimizer_bytes: Bytes = 0  # taken off the cap: in unified memory, outside the allocator
+    # the paged optimizer's state that bitsandbytes keeps in the allocator (parameters under 100,000 elements, block
+    # absmax); results from before it was recorded took it off the cap too (their paged_optimizer_bytes hold it)
+    unpaged_optimizer_bytes: Bytes = 0
     recaps: int = 0
     device_total_bytes: Bytes | None = None
     judged_on: str
