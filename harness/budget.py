@@ -7,6 +7,9 @@ trainable parameters are known), and the whole process's device memory is sample
 is `ok` only when that sampled peak stays within the budget, since a real card fails on that number,
 not on the allocator's.
 
+While the allocator is capped, torch.cuda's mem_get_info, get_device_properties and per-process memory fraction
+answer as the emulated card would (harness/card_emulation.py), since libraries decide on them.
+
 On a CPU there is no allocator to cap; the budget is judged against the process's peak resident set.
 
 A budget is written as a size in binary units ('16GiB', or a number of bytes), as a card (harness/cards.py:
@@ -142,13 +145,18 @@ class Budget:
     device_total_bytes: int | None = None
     notes: list[str] = field(default_factory=list)
     recaps: int = 0
+    card_total_bytes: int | None = None  # what the emulated card reports as its total memory
+    emulation: Any = None  # the CardEmulation installed while the allocator is capped
+    emulation_off: str | None = None  # why no emulation was installed, where the budget was applied
     RECAP_STEP = 16 * 2**20
 
     @classmethod
     def from_settings(cls, settings: dict[str, Any], cuda: bool) -> Budget:
         host = settings.get("host_budget", "none")
+        card = budget_card(settings["budget"])
         return cls(limit_bytes=budget_bytes(settings["budget"]), cuda=cuda,
-                   host_limit_bytes=None if host == "none" else parse_bytes(host))
+                   host_limit_bytes=None if host == "none" else parse_bytes(host),
+                   card_total_bytes=card.total_mib * 2**20 if card else budget_bytes(settings["budget"]))
 
     def apply(self, outside_bytes: int) -> None:
         """Cap the allocator; `outside_bytes` is the device memory outside it right after CUDA init."""
@@ -179,9 +187,30 @@ class Budget:
         if cap >= self.device_total_bytes:
             self.notes.append("budget exceeds the device: the allocator is not capped")
             self.allocator_cap_bytes = None
+            self.emulation_off = "the budget exceeds the device, so the device answers as itself"
             return
         self.allocator_cap_bytes = cap
         torch.cuda.set_per_process_memory_fraction(cap / self.device_total_bytes)
+        self._emulate_card()
+
+    def _emulate_card(self) -> None:
+        """Make torch.cuda answer as the emulated card once the allocator is capped (harness/card_emulation.py);
+        it reads this budget's figures at every call, so later recaps reach it."""
+        from harness.card_emulation import CardEmulation, switched_off
+
+        self.emulation_off = switched_off()
+        if self.emulation is not None or self.emulation_off:
+            return
+        self.emulation = CardEmulation(
+            total_bytes=self.card_total_bytes or self.limit_bytes, limit_bytes=self.limit_bytes,
+            held_outside=lambda: self.outside_allocator_bytes + self.paged_optimizer_bytes,
+            cap=lambda: self.allocator_cap_bytes)
+        self.emulation.install()
+
+    def release(self) -> None:
+        """The cell has run: torch.cuda answers as the device again."""
+        if self.emulation is not None:
+            self.emulation.uninstall()
 
     def account_for_paged_optimizer(self, plan: Any, model: Any) -> None:
         """8-bit paged AdamW keeps the two 1-byte states of each trainable parameter of 100,000 elements or more
@@ -221,4 +250,12 @@ class Budget:
                 "device_total_bytes": self.device_total_bytes,
                 "judged_on": "nvml process device memory" if self.cuda else "peak resident set",
                 "host_limit_bytes": self.host_limit_bytes,
+                "card_emulation": self._emulation_record(),
                 "notes": self.notes}
+
+    def _emulation_record(self) -> dict[str, Any] | None:
+        from harness.card_emulation import not_emulated
+
+        if self.emulation is not None:
+            return self.emulation.record()
+        return not_emulated(self.emulation_off) if self.emulation_off else None

@@ -93,10 +93,13 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
         warm = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16)
         (warm @ warm).sum().item()
         del warm
-        budget.apply(outside_bytes=probe.read() - torch.cuda.memory_reserved())
+        outside = probe.read() - torch.cuda.memory_reserved()
+    # read before the budget is applied: from then on torch answers as the emulated card, the record is the device's
     env = environment.collect(driver=probe.driver() if probe else None)
     if probe:
         env["device_memory_source"] = probe.method
+    if runtime.cuda:
+        budget.apply(outside_bytes=outside)
     supervise.report(environment=env)  # a process that dies from here on is still recorded on its machine
     device_ready = time.time()
 
@@ -129,6 +132,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
                 status, reason = Status.error, f"{type(err).__name__}: {str(err).strip()[:500]}"
                 trace = traceback.format_exc()
             log.warning("cell %s: %s", status.value, reason)
+    budget.release()
     trackers.report(metrics)
     metrics["time_by_phase"] = time_by_phase(metrics, settings["warmup_steps"], measure_start, time.time(),
                                              device_ready)

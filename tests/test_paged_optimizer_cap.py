@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from harness.budget import Budget
+from harness.card_emulation import ENV
 from harness.estimate.memory_model import adapter_tensors
 from harness.model_info import facts
 from harness.paged_optimizer_state import PAGED_MIN_ELEMENTS, paged_bytes, unpaged_bytes
@@ -19,7 +20,9 @@ GIB, MIB = 2**30, 2**20
 
 @pytest.fixture
 def fractions(monkeypatch):
-    """torch.cuda's cap as a list of the fractions set, on a machine without CUDA."""
+    """torch.cuda's cap as a list of the fractions set, on a machine without CUDA (and torch.cuda left answering as
+    itself: harness/card_emulation.py is tested on its own)."""
+    monkeypatch.setenv(ENV, "0")
     seen: list[float] = []
     monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", lambda f, device=None: seen.append(f))
     return seen

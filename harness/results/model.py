@@ -141,6 +141,17 @@ class Metrics(Strict):
                 if isinstance(f.json_schema_extra, dict) and f.json_schema_extra.get("label")}
 
 
+class CardEmulationRecord(Strict):
+    """Whether torch.cuda answered as the emulated card while the cell ran (harness/card_emulation.py)."""
+
+    on: bool
+    why_not: str | None = None
+    total_bytes: Bytes | None = Field(None, description="the total memory the emulated card reported")
+    calls: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=dict, description="how often each answer was asked for (mem_get_info, ...)")
+    lowest_free_bytes: Bytes | None = Field(None, description="the least free memory mem_get_info answered")
+
+
 class BudgetRecord(Strict):
     limit_bytes: Bytes
     allocator_cap_bytes: Bytes | None = None
@@ -153,6 +164,8 @@ class BudgetRecord(Strict):
     device_total_bytes: Bytes | None = None
     judged_on: str
     host_limit_bytes: Bytes | None = None  # judged on the peak of host memory no file backs
+    # None: a CPU cell, or a result from before torch answered as the emulated card (it answered as the device)
+    card_emulation: CardEmulationRecord | None = None
     notes: list[str] = Field(default_factory=list)
 
 
