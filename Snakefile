@@ -22,6 +22,7 @@ sys.path.insert(0, workflow.basedir)
 from pathlib import Path
 
 from harness.errors import one_line
+from harness.devices import machine_devices
 from harness.evaluation.plan import evaluation_plan
 from harness.matrix import MatrixError, ceiling_spec, claim_results_folder, matrix_options, matrix_path
 from harness.matrix import expand as expand_matrix
@@ -73,13 +74,22 @@ try:
     claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX), write=False)
 except MatrixError as err:
     raise WorkflowError(f"vramlab: {one_line(err)}") from None
-# cells that may touch a GPU hold the one `gpu` resource, so they never share a card; a matrix that allows
-# `concurrent_cells: N` has its cells hold one of N `gpu_slot`s instead, and their throughput is recorded as
-# not measured. On a cluster (an executor that submits jobs) each job gets a device of its own, so cells never
-# share one there, whatever the matrix allows.
+# cells that may touch a GPU hold one `gpu` resource, and each runs on a device of the machine leased for it alone
+# (harness/device_lease.py), so two never share a card: `gpu` is the number of the machine's GPUs unless
+# --resources says otherwise. A matrix that allows `concurrent_cells: N` has its cells hold one of N `gpu_slot`s per
+# GPU instead (N cells share each device, --device-slots N), and their throughput is recorded as not measured. On a
+# cluster (an executor that submits jobs) each job gets a device of its own, so cells never share one there,
+# whatever the matrix allows.
 NEEDS_GPU = {c.cell_id: int(c.settings["device"] != "cpu") for c in CELLS}
 SHARED = CONCURRENT > 1 and workflow.local_exec
-workflow.global_resources.setdefault("gpu_slot", CONCURRENT)
+GPUS = max(len(machine_devices()), 1) if workflow.local_exec and any(NEEDS_GPU.values()) else 1
+# the ceiling's searches spread over the GPUs Snakemake may use: one search per device, or N where cells share
+CEILING_GPUS = 1
+if workflow.local_exec:
+    _usable = workflow.global_resources.setdefault("gpu", GPUS).value
+    CEILING_GPUS = max(min(GPUS, _usable), 1) if isinstance(_usable, int) else GPUS
+workflow.global_resources.setdefault("gpu_slot", CONCURRENT * GPUS)
+SLOTS = [f"--device-slots {CONCURRENT}"] if SHARED else []
 # each cell leaves a process that imports the libraries ahead for the next one (harness/warm_start.py); off with
 # --config warm_start=false. On a cluster each job may land on another node, so there it is always off.
 WARM = ["--warm-start"] if workflow.local_exec and _flag("warm_start", "true") else []
@@ -201,7 +211,7 @@ rule reproduce:
         gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
     params:
         matrix=MATRIX,
-        flags=" ".join((["--shared-device"] if SHARED else []) + WARM),
+        flags=" ".join((["--shared-device"] if SHARED else []) + SLOTS + WARM),
     shell:
         "{sys.executable} -m harness run-cell --matrix {params.matrix:q} --cell {wildcards.cell_id} "
         "--out {output:q} {params.flags} --log {log:q}"
@@ -237,7 +247,8 @@ rule cell:
         gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
     params:
         matrix=MATRIX,
-        flags=" ".join((["--keep-adapter"] if TASKS else []) + (["--shared-device"] if SHARED else []) + WARM),
+        flags=" ".join((["--keep-adapter"] if TASKS else []) + (["--shared-device"] if SHARED else []) + SLOTS
+                       + WARM),
     shell:
         "{sys.executable} -m harness run-cell --matrix {params.matrix:q} --cell {wildcards.cell_id} "
         "--out {output:q} {params.flags} --log {log:q}"
@@ -260,9 +271,10 @@ rule evaluate:
         gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
     params:
         matrix=MATRIX,
+        flags=" ".join(SLOTS),
     shell:
         "{sys.executable} -m harness evaluate --matrix {params.matrix:q} --cell {wildcards.cell_id} "
-        "--results-dir {RESULTS:q} --log {log:q}"
+        "--results-dir {RESULTS:q} --log {log:q} {params.flags}"
 
 
 rule ceiling:
@@ -277,11 +289,11 @@ rule ceiling:
     log:
         f"{RESULTS}/{NAME}/logs/ceiling.log",
     resources:
-        gpu=int(any(NEEDS_GPU.values())),
+        gpu=CEILING_GPUS if any(NEEDS_GPU.values()) else 0,
     params:
         matrix=MATRIX,
-        # as many searches at once as the matrix lets cells share the device, where it may be shared
-        jobs=CONCURRENT if SHARED else 1,
+        # a search per GPU it holds, times as many as the matrix lets cells share a device, where it may be shared
+        jobs=(CONCURRENT if SHARED else 1) * CEILING_GPUS,
         warm=" ".join(WARM),
     shell:
         "{sys.executable} -m harness ceiling {params.matrix:q} --results-dir {RESULTS:q} --reports-dir {REPORTS:q} "

@@ -53,8 +53,10 @@ STREAM_ENV = "VRAMLAB_CELL_TIME_STREAM"
 
 
 def stream_env(k: int, gpus: int) -> dict[str, str]:
-    """Stream k's GPU, and its number: streams sharing a GPU must not take or stop each other's spares."""
-    return {"CUDA_VISIBLE_DEVICES": str(k % gpus), STREAM_ENV: str(k)}
+    """Stream k's GPU, and its number: streams sharing a GPU must not take or stop each other's spares. The streams
+    place their cells themselves, so the harness's device leases are off (VRAMLAB_DEVICES empty): with them, the
+    streams of one GPU would wait for each other instead of contending for it as --per-gpu asks."""
+    return {"CUDA_VISIBLE_DEVICES": str(k % gpus), STREAM_ENV: str(k), "VRAMLAB_DEVICES": ""}
 
 
 def run_cell(tree: Path, matrix: str, cell_id: str, out: Path, log: Path, warm: bool,

@@ -243,20 +243,24 @@ def estimated_ceiling(cell: Cell, spec: CeilingSpec) -> int | None:
         return None
 
 
-def run_probe(matrix: str, cell: Cell, context: int, out: Path, shared: bool = False, warm: bool = False) -> None:
+def run_probe(matrix: str, cell: Cell, context: int, out: Path, shared: bool = False, warm: bool = False,
+              slots: int = 1) -> None:
     """One probe in a process of its own, supervised like any cell (so a crash or a hang still leaves a
-    result). `shared`: other searches probe on the same device at the same time, so its speed is not a
-    measurement. `warm`: started as harness/warm_start.py says (`run-cell --warm-start`)."""
+    result), on a GPU leased for it (harness/device_lease.py). `shared`: other searches probe on the same
+    device at the same time, so its speed is not a measurement; `slots`: how many probes may share one GPU.
+    `warm`: started as harness/warm_start.py says (`run-cell --warm-start`)."""
     log = out.parent.parent.parent / "logs" / f"{out.stem}.log"
     subprocess.run([sys.executable, "-m", "harness", "run-cell", "--matrix", matrix, "--cell", cell.cell_id,
-                    "--context", str(context), "--out", str(out), "--log", str(log)]
+                    "--context", str(context), "--out", str(out), "--log", str(log), "--device-slots", str(slots)]
                    + ["--shared-device"] * shared + ["--warm-start"] * warm, check=True)
 
 
 def search_all(matrix: str, cells: list[Cell], spec: CeilingSpec, results_dir: Path, jobs: int = 1,
                warm: bool = False) -> list[Search]:
-    """Every cell's search; with jobs > 1 that many searches at once, their probes sharing the device (each
-    probe's peak is its own process's, so it stays a measurement; tokens/s does not)."""
+    """Every cell's search; with jobs > 1 that many searches at once, spread over the machine's GPUs: with no more
+    searches than GPUs each probe has a GPU to itself, with more they share (as evenly as the leases spread them;
+    on a CPU they share it too): each probe's peak is its own process's, so it stays a measurement; where
+    probes share a device, tokens/s does not."""
     from functools import partial
 
     if jobs <= 1:
@@ -264,9 +268,13 @@ def search_all(matrix: str, cells: list[Cell], spec: CeilingSpec, results_dir: P
         return [search(matrix, cell, spec, results_dir, run=probe) for cell in cells]
     from concurrent.futures import ThreadPoolExecutor
 
-    shared = partial(run_probe, shared=True, warm=warm)
+    from harness.devices import machine_devices
+
+    gpus = len(machine_devices()) if any(c.settings.get("device") != "cpu" for c in cells) else 0
+    slots = -(-jobs // max(gpus, 1))
+    spread = partial(run_probe, shared=slots > 1, warm=warm, slots=slots)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(lambda cell: search(matrix, cell, spec, results_dir, run=shared), cells))
+        return list(pool.map(lambda cell: search(matrix, cell, spec, results_dir, run=spread), cells))
 
 
 def measured_on(searches: list[Search]) -> list[str]:

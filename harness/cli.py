@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +120,13 @@ def _cell_arguments(p: argparse.ArgumentParser) -> None:
                         "allocated peak, by the code that made it, to FILE.peak.json (harness/memory_history.py)")
 
 
+def _device_slots_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device-slots", type=int, metavar="N",
+                   help="cells that may share one GPU at once (a matrix's concurrent_cells); each runs on a GPU of "
+                        "the machine leased for it (harness/device_lease.py); above 1 its speed is not a "
+                        "measurement (default: $VRAMLAB_DEVICE_SLOTS, else 1)")
+
+
 def _out_problem(cell: Cell, out: Path) -> str | None:
     """--out names this cell's result file: a file named by the cell's id, so that no other file is ever taken for a
     damaged result and set aside, or written over."""
@@ -166,6 +175,12 @@ def _cmd_run_cell(args: argparse.Namespace) -> int:
         limit = time_limit(cell.settings, args.time_limit)
     except SupervisorError as err:
         problem = problem or str(err)
+    from harness.device_lease import slots_wanted
+
+    try:
+        slots_wanted(args.device_slots)
+    except ValueError as err:
+        problem = problem or f"--device-slots: {err}"
     for flag in ("log", "memory_history"):
         given = getattr(args, flag, None)
         if not problem and given and Path(given).is_dir():
@@ -213,23 +228,35 @@ def _cmd_run_cell(args: argparse.Namespace) -> int:
 
 
 def _supervised(args: argparse.Namespace, cell: Cell, out: Path, limit: float) -> int:
-    from harness.supervise import supervise
+    """The cell under its supervisor, on a device leased for it alone (or one of `--device-slots` sharing one),
+    harness/device_lease.py."""
+    from harness.device_lease import cell_lease, slots_wanted
 
+    slots = slots_wanted(args.device_slots)
     # the worker is given the resolved result file, so that both processes look at the same one
     worker_args = ["--matrix", args.matrix, "--cell", args.cell, "--out", str(out)]
-    worker_args += ["--keep-adapter"] * args.keep_adapter + ["--shared-device"] * args.shared_device
+    worker_args += ["--keep-adapter"] * args.keep_adapter + ["--shared-device"] * (args.shared_device or slots > 1)
     worker_args += ["--context", str(args.context)] if args.context is not None else []
-    if args.log is None:
-        logging.getLogger("vramlab").info("cell %s of %s: %s (time limit %g s)", cell.cell_id, cell.matrix,
-                                          cell.name, limit)
-        return supervise(cell, out, worker_args, limit)
-    # a ceiling probe is no cell of the matrix: where the matrix stands says nothing about it
-    ids = [c.cell_id for c in expand(args.matrix)] if args.context is None else None
-    return _run_cell_quietly(ids, cell, out, worker_args, limit, Path(args.log))
+
+    def waiting(holders: list[str]) -> None:
+        print(f"vramlab: cell {cell.name} ({cell.cell_id}) waits for a device: every one is held "
+              f"({'; '.join(holders)[:500] or 'by other cells'})", file=sys.stderr)
+
+    with cell_lease(cell.settings, slots, waiting) as lease:
+        env = lease.env() if lease is not None else {}
+        if args.log is None:
+            logging.getLogger("vramlab").info("cell %s of %s: %s (time limit %g s)%s", cell.cell_id, cell.matrix,
+                                              cell.name, limit, f", device {lease.device.entry}" if lease else "")
+            from harness.supervise import supervise
+
+            return supervise(cell, out, worker_args, limit, extra_env=env)
+        # a ceiling probe is no cell of the matrix: where the matrix stands says nothing about it
+        ids = [c.cell_id for c in expand(args.matrix)] if args.context is None else None
+        return _run_cell_quietly(ids, cell, out, worker_args, limit, Path(args.log), env)
 
 
 def _run_cell_quietly(ids: list[str] | None, cell: Cell, out: Path, worker_args: list[str], limit: float,
-                      log_file: Path) -> int:
+                      log_file: Path, extra_env: dict[str, str] | None = None) -> int:
     """The console gets where the matrix stands, one progress line for this cell and its outcome; the log file
     gets everything, the worker's output included."""
     from harness.console import send_to_log
@@ -246,7 +273,7 @@ def _run_cell_quietly(ids: list[str] | None, cell: Cell, out: Path, worker_args:
     console.write(f"vramlab: {standing()}; cell {cell.name} ({cell.cell_id}) starts, "
                   f"its log: {log_file}\n")
     line = StepLine(f"cell {cell.name}", console)
-    code = supervise(cell, out, worker_args, limit, progress=line.update)
+    code = supervise(cell, out, worker_args, limit, progress=line.update, extra_env=extra_env)
     try:
         result = read(out)
         outcome = result.status.value + (f": {result.reason}" if result.reason else "")
@@ -276,7 +303,6 @@ def _cmd_spare(args: argparse.Namespace) -> int:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from harness.errors import UsageError
     from harness.evaluation.plan import evaluation_plan
-    from harness.evaluation.stage import evaluate_cell
 
     if not args.task and not evaluation_plan(args.matrix).tasks:
         raise UsageError(f"{args.matrix} has no `evaluation:` section, so there is nothing to evaluate; add one "
@@ -290,6 +316,26 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             unknown_task_problem(args.task)
         if problem:
             raise UsageError(f"--task: {problem}")
+    with _evaluation_lease(args):
+        return _evaluate(args)
+
+
+@contextlib.contextmanager
+def _evaluation_lease(args: argparse.Namespace) -> Iterator[None]:
+    """An evaluation on a GPU holds a device as a cell does (harness/device_lease.py); this process has not started
+    CUDA yet, so naming the device in its own environment is enough."""
+    from harness.device_lease import cell_lease, slots_wanted
+
+    with cell_lease(find_cell(args.matrix, args.cell).settings, slots_wanted(args.device_slots)) as lease:
+        if lease is not None:
+            os.environ.update(lease.env())
+        yield
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from harness.evaluation.plan import evaluation_plan
+    from harness.evaluation.stage import evaluate_cell
+
     if args.log is None:
         evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=args.task or None)
         return 0
@@ -475,6 +521,7 @@ def parser() -> argparse.ArgumentParser:
                    help="hand the cell to a process that imported the libraries ahead while the previous cell ran, "
                         "and leave one for the next cell; the cell still runs in a process of its own that never "
                         "touched CUDA before it (harness/warm_start.py); its result records how it started")
+    _device_slots_argument(p)
     p.set_defaults(func=_cmd_run_cell)
 
     # the measuring process that run-cell starts and watches; no help: it is not meant to be called by hand
@@ -495,6 +542,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--log", metavar="FILE", help="send everything the evaluation prints to FILE and show only a "
                                                  "line per cell on the console")
     p.add_argument("--results-dir", default="results")
+    _device_slots_argument(p)
     p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("ceiling", help="the longest context each cell of a matrix with a `ceiling:` section "
@@ -502,8 +550,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("matrix")
     p.add_argument("--cell", action="append", help="only this cell (id or name; repeatable)")
     p.add_argument("--jobs", type=int, default=1,
-                   help="searches at once, their probes sharing the device: peaks stay measurements, speed does "
-                        "not (default 1)")
+                   help="searches at once, spread over the machine's GPUs (a probe per GPU; more than the GPUs "
+                        "share them: peaks stay measurements, speed does not) (default 1)")
     p.add_argument("--results-dir", default="results")
     p.add_argument("--reports-dir", default="reports")
     p.add_argument("--warm-start", action="store_true", help="start each probe as `run-cell --warm-start` does")

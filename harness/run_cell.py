@@ -21,6 +21,7 @@ from typing import Any
 from harness import environment, supervise
 from harness.cells import Cell
 from harness.results import CellResult, Status, now, write_atomic
+from harness.results.model import DeviceLeaseRecord
 from harness.runtime import NoDevice, Runtime
 from harness.techniques.base import Unavailable
 from harness.warm_start import started_how
@@ -204,9 +205,22 @@ def record_input(result: CellResult) -> None:
         result.records.setdefault("input", found)
 
 
+def leased_device() -> DeviceLeaseRecord | None:
+    """The device this process's supervisor leased for it (harness/device_lease.py), as the result records it."""
+    from harness.device_lease import recorded_lease
+
+    found = recorded_lease()
+    try:
+        return DeviceLeaseRecord.model_validate(found) if found else None
+    except ValueError as err:
+        log.warning("the device lease handed to this process cannot be recorded: %s", err)
+        return None
+
+
 def _finish(result: CellResult, out: Path) -> CellResult:
     result.finished_at = now()
     record_input(result)
+    result.device_lease = leased_device()
     record = supervise.worker_record()
     if record:
         result.records.setdefault("supervisor", record)

@@ -161,15 +161,16 @@ def _test_fault(phase: str) -> None:
 
 
 def supervise(cell: Cell, out: Path, worker_args: list[str], limit: float, grace: float = GRACE_SECONDS,
-              progress: Callable[[dict[str, Any]], None] | None = None) -> int:
+              progress: Callable[[dict[str, Any]], None] | None = None, extra_env: dict[str, str] | None = None) -> int:
     """Run the worker under `limit` seconds; returns the exit status for `vramlab run-cell` (0 once a result
     exists, so the matrix goes on). Interrupted, it ends by the same signal and leaves no result. `progress`
-    is shown the worker's status (phase, step, loss) as it changes."""
+    is shown the worker's status (phase, step, loss) as it changes. `extra_env`: the worker's own variables
+    (the device it was leased, harness/device_lease.py)."""
     before = _signature(out)
     started = now()
     with tempfile.TemporaryDirectory(prefix="vramlab-status-") as folder:
         status_file = Path(folder) / "status.json"
-        env = {**os.environ, STATUS_ENV: str(status_file), TIME_LIMIT_ENV: repr(limit)}
+        env = {**os.environ, **(extra_env or {}), STATUS_ENV: str(status_file), TIME_LIMIT_ENV: repr(limit)}
         proc = _start_worker(worker_args, env)
         interrupted: list[int] = []
         reaped = False
@@ -204,7 +205,7 @@ def supervise(cell: Cell, out: Path, worker_args: list[str], limit: float, grace
             log.warning("cell %s: its result was written, then the worker %s", cell.cell_id,
                         f"passed its {limit:g} s limit" if ended_by else _how_it_exited(returncode))
         return 0
-    _write_result(cell, out, status, limit, ended_by, returncode, started)
+    _write_result(cell, out, status, limit, ended_by, returncode, started, extra_env)
     return 0
 
 
@@ -431,7 +432,8 @@ def _how_it_exited(returncode: int | None) -> str:
 
 
 def _write_result(cell: Cell, out: Path, status: dict[str, Any], limit: float, ended_by: str | None,
-                  returncode: int | None, started: str) -> CellResult:
+                  returncode: int | None, started: str, extra_env: dict[str, str] | None = None) -> CellResult:
+    from harness.device_lease import recorded_lease
     from harness.run_cell import new_result, record_input
 
     phase = str(status.get("phase") or "start")
@@ -448,7 +450,8 @@ def _write_result(cell: Cell, out: Path, status: dict[str, Any], limit: float, e
         if trace:
             reason += f"; last error: {trace.strip().splitlines()[-1][:500]}"
     result = new_result(cell, result_status, reason, environment=_environment(cell, status.get("environment")),
-                        phase=phase, traceback=trace, records={"supervisor": record})
+                        phase=phase, traceback=trace, records={"supervisor": record},
+                        device_lease=recorded_lease(extra_env or {}))
     result.started_at, result.finished_at = started, now()
     record_input(result)
     write_atomic(out, result)

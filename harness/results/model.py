@@ -169,6 +169,18 @@ class BudgetRecord(Strict):
     notes: list[str] = Field(default_factory=list)
 
 
+class DeviceLeaseRecord(Strict):
+    """The device the cell was given, out of the machine's (harness/device_lease.py)."""
+
+    device: str = Field(description="the CUDA_VISIBLE_DEVICES entry the cell ran under: an index or a UUID")
+    index: Annotated[int, Field(ge=0)] | None = Field(None, description="the device's index as nvidia-smi gives it")
+    slot: Annotated[int, Field(ge=0)]
+    slots: Annotated[int, Field(ge=1)] = Field(description="cells that could hold this device at once; 1: the "
+                                                           "device was the cell's alone")
+    devices: list[str] = Field(description="the devices the lease was taken from")
+    waited_seconds: Seconds = 0.0
+
+
 class GitRecord(Strict):
     commit: str | None = None
     dirty: bool | None = None
@@ -251,6 +263,8 @@ class CellResult(Strict):
     environment: Environment | None = None
     metrics: Metrics = Field(default_factory=Metrics)
     budget: BudgetRecord | None = None
+    # None: a CPU cell, a machine without GPUs, or a result from before devices were leased (they ran on device 0)
+    device_lease: DeviceLeaseRecord | None = None
     records: dict[str, dict[str, Any]] = Field(default_factory=dict)
     model: ModelSource | None = None
     data: dict[str, Any] | None = None
