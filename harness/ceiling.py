@@ -283,8 +283,11 @@ def measured_on(searches: list[Search]) -> list[str]:
     if not probes:
         return []
     def machine(env: dict[str, Any]) -> str:
-        return (f"{env.get('gpu') or env.get('cpu')} torch {(env.get('versions') or {}).get('torch')} "
-                f"at {str((env.get('git') or {}).get('commit', '?'))[:7]}")
+        versions = env.get("versions") or {}
+        stack = ", ".join(f"{name} {versions[name]}" for name in ("torch", "transformers", "peft", "unsloth")
+                          if versions.get(name))
+        commit = str((env.get("git") or {}).get("commit", "?"))[:7]
+        return f"{env.get('gpu') or env.get('cpu')} with {stack} at {commit}"
 
     machines = sorted({machine(p.get("environment") or {}) for p in probes})
     shared = sum(not (p.get("metrics") or {}).get("throughput_measured", True) for p in probes)

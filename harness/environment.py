@@ -10,9 +10,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+# xformers and torchvision: Unsloth declares them, and with xformers present it picks another attention path than
+# the measured machine ran (constraints-gpu.txt)
 STACK = ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "bitsandbytes", "liger-kernel",
          "unsloth", "unsloth-zoo", "flash-attn", "triton", "lm-eval", "gguf", "tokenizers", "safetensors",
-         "numpy", "pandas", "snakemake", "nvidia-ml-py", "vramlab")
+         "numpy", "pandas", "snakemake", "nvidia-ml-py", "xformers", "torchvision", "vramlab")
 
 REPO = Path(__file__).resolve().parent.parent
 

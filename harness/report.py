@@ -75,7 +75,9 @@ def _estimate_section(estimate: pd.DataFrame | None, matrix: str) -> list[str]:
 
 
 def markdown(frames: Frames, title: str, quality: list[str] | None = None,
-             estimate: pd.DataFrame | None = None) -> str:
+             estimate: pd.DataFrame | None = None, environment: pd.DataFrame | None = None) -> str:
+    from harness.stack_versions import versions_line
+
     cells = frames.cells
 
     def listed(column: str) -> str:
@@ -85,7 +87,7 @@ def markdown(frames: Frames, title: str, quality: list[str] | None = None,
              f"{len(cells)} cells: " + ", ".join(f"{n} {s}" for s, n in cells["status"].value_counts().items()) + ".",
              f"Device: {listed('device_name')}; torch {listed('torch')}; models {listed('model')}"
              + (f"; budget {frames.budget:.2f} GiB (whole-process device memory)." if frames.budget else "."),
-             ""]
+             "", *versions_line(environment)]
     if frames.on_cpu:
         budgets = cells["budget_bytes"].dropna()
         judged = f" (the budget, {budgets.iloc[0] / 2**30:.2f} GiB, is judged on it)" if len(budgets) else ""
@@ -203,13 +205,13 @@ def build_report(folder: Path) -> list[Path]:
     title = folder.name
     headline = headline_findings(frames.cells, quality, frames.design.baseline) if quality is not None else None
     estimate = read_estimate(folder)
-    text = markdown(frames, title, headline, estimate)
+    environment = methods.read_environment(folder)
+    text = markdown(frames, title, headline, estimate, environment)
     if quality is not None:
         text += "\n" + "\n".join(quality_report.markdown(frames.cells, steps, quality, frames.design.baseline,
                                                           items))
     (folder / "report.md").write_text(text)
     (folder / "tables.tex").write_text(latex(frames, title, estimate, quality))
-    (folder / "methods.md").write_text(methods.markdown(frames, methods.read_environment(folder), title,
-                                                        quality is not None))
+    (folder / "methods.md").write_text(methods.markdown(frames, environment, title, quality is not None))
     return [folder / "report.md", folder / "tables.tex", folder / "methods.md",
             *charts.draw(frames, quality, folder, items)]
