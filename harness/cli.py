@@ -379,6 +379,14 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_claims(args: argparse.Namespace) -> int:
+    from harness.claims.report import write
+
+    paths = write(Path(args.results_dir), Path(args.reports_dir))
+    print(paths[1].read_text().split("\n\n")[2])
+    return 0
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from harness.reproduce import machine_label, write_comparison
 
@@ -556,6 +564,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--reports-dir", default="reports")
     p.add_argument("--warm-start", action="store_true", help="start each probe as `run-cell --warm-start` does")
     p.set_defaults(func=_cmd_ceiling)
+
+    p = sub.add_parser("claims", help="each published claim (harness/claims/published.yaml) beside the cell or "
+                                      "ceiling search that measures it, with a verdict: reports/claims/")
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--reports-dir", default="reports")
+    p.set_defaults(func=_cmd_claims)
 
     p = sub.add_parser("compare", help="compare this machine's reproduction of a matrix with its published results")
     p.add_argument("matrix")

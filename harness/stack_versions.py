@@ -9,9 +9,9 @@ import pandas as pd
 NAMED = ("torch", "transformers", "peft", "trl", "bitsandbytes", "liger-kernel", "unsloth")
 
 
-def versions_line(environment: pd.DataFrame | None) -> list[str]:
+def versions_line(environment: pd.DataFrame | None, everything: str = "`methods.md`") -> list[str]:
     """'Versions that made these numbers: torch 2.11.0, ...' (a library the cells did not have is left out; where
-    environments differ, each version found is named)."""
+    environments differ, each version found is named); `everything` says where every library is listed."""
     if environment is None or environment.empty:
         return []
     parts = []
@@ -22,5 +22,5 @@ def versions_line(environment: pd.DataFrame | None) -> list[str]:
             parts.append(f"{name} {' / '.join(found)}")
     if not parts:
         return []
-    several = f" ({len(environment)} environments: `methods.md` gives each)" if len(environment) > 1 else ""
-    return [f"Versions that made these numbers{several}: {', '.join(parts)}; every library in `methods.md`.", ""]
+    several = f" ({len(environment)} environments: {everything} gives each)" if len(environment) > 1 else ""
+    return [f"Versions that made these numbers{several}: {', '.join(parts)}; every library in {everything}.", ""]
