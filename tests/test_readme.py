@@ -39,7 +39,7 @@ def test_readme_headline_is_the_committed_report():
 
 
 # Matrices completed over several GPU sessions: their committed report is partial and says so (pending rows).
-# quality-qwen: 20 of its 54 cells measured in the first session (device time ran out).
+# quality-qwen: 40 of its 55 cells measured over two sessions (device time ran out).
 PARTIAL: set[str] = {"quality-qwen"}
 
 
