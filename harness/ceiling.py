@@ -330,9 +330,13 @@ def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list
              if spec else "No configuration.", "",
              *measured_on(searches), shown.to_markdown(index=False), ""]
     (folder / "ceiling.md").write_text("\n".join(lines))
+    from harness.chart_widths import FORMATS, WIDTHS
     from harness.charts.ceiling import draw
-    from harness.charts.style import RC, save
+    from harness.charts.style import RC, fit_labels, save
 
+    charts: list[Path] = []
     with plt.rc_context(RC):
-        charts = save(draw(table, spec.low if spec else 0, spec.high if spec else 0), folder, "ceiling")
+        for suffix, width in WIDTHS.items():
+            charts += save(fit_labels(draw(table, spec.low if spec else 0, spec.high if spec else 0, width)), folder,
+                           f"ceiling{suffix}", FORMATS[suffix])
     return [folder / "ceiling.csv", folder / "ceiling.md", *charts]

@@ -444,6 +444,17 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from harness.report import build_report
 
+    if args.all:
+        from harness.rebuild import rebuild_all
+
+        if args.matrix_name:
+            raise MatrixError("report --all rebuilds every committed matrix; give no matrix name with it")
+        out = Path(args.out) if args.out else None
+        for path in rebuild_all(Path(args.results_dir), Path(args.reports_dir), out):
+            print(path)
+        return 0
+    if not args.matrix_name:
+        raise MatrixError("report: give a matrix name (reports/<matrix>/), or --all for every committed matrix")
     build_report(Path(args.reports_dir) / args.matrix_name)
     return 0
 
@@ -601,8 +612,12 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_aggregate)
 
     p = sub.add_parser("report", help="Markdown, LaTeX and charts from reports/<matrix>/cells.csv")
-    p.add_argument("matrix_name")
+    p.add_argument("matrix_name", nargs="?")
     p.add_argument("--reports-dir", default="reports")
+    p.add_argument("--all", action="store_true",
+                   help="every matrix with a reports/<matrix>/cells.csv: aggregate its results, then its report")
+    p.add_argument("--results-dir", default="results", help="with --all: the result files to aggregate")
+    p.add_argument("--out", help="with --all: write the rebuilt reports here instead of over --reports-dir")
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("prepare-model", help="build a model into the cache (arch: random weights, GGUF conversion)")

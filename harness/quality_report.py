@@ -20,6 +20,7 @@ from harness.quality_claims import (
     OLD,
     age_table,
     recall_by_age,
+    technique_claims,
     truncation_claims,
     untrained_recall,
     vocabulary_claims,
@@ -119,8 +120,8 @@ def _num(value: Any) -> float | None:
 def claims_markdown(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
     """The seed's claims with their intervals, and recall by fact age, from the items of the evaluations."""
     truncation, vocabulary = truncation_claims(cells, items), vocabulary_claims(cells, items)
-    untrained = untrained_recall(cells, items)
-    if not (truncation or vocabulary or untrained):
+    techniques, untrained = technique_claims(cells, items), untrained_recall(cells, items)
+    if not (truncation or vocabulary or techniques or untrained):
         return []
     lines = ["### The seed's claims, with intervals", "",
              "Differences are paired: cells of the same seed on the same held-out items, averaged over seeds. "
@@ -136,6 +137,10 @@ def claims_markdown(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
     if vocabulary:
         lines += ["Vocabulary slicing in a closed set of languages (\"without impact\" inside it):", "",
                   *[f"- {line}" for line in vocabulary], ""]
+    if techniques:
+        lines += ["The techniques chosen for their quality (NF4 \"a good compromise of capacity\", RS-LoRA \"to "
+                  "improve stability\"), each against the cell that differs only in it:", "",
+                  *[f"- {line}" for line in techniques], ""]
     lines += [f"- {line}" for line in untrained]
     by_age = recall_by_age(cells, items)
     if not by_age.empty:

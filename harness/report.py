@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness import charts, methods, tables
+from harness.chart_widths import COLUMN_IN, DOUBLE_IN, SMALLEST_PT, chart_files
 from harness.comparisons import Frames
 from harness.report_design import ReportDesign
 from harness.summary import summary
@@ -130,10 +131,14 @@ def markdown(frames: Frames, title: str, quality: list[str] | None = None,
         lines.append(f"- attention fall-back in **{row['name']}**: {row['attention_fallback']}")
     section = _estimate_section(estimate, title)
     lines += [*([""] if lines[-1] else []), *section[:-1]] if section else []
-    lines += ["", "## Charts", "", "Each as PDF (vector, fonts embedded) and PNG; colours: one per change against "
-              f"`{frames.design.baseline}` (black), the same in every chart.", ""]
-    lines += [f"- `{name}.pdf`, `{name}.png`: {charts.CAPTIONS[name].replace('device memory', frames.memory)}"
-              for name in frames.design.charts]
+    lines += ["", "## Charts", "", f"Each drawn two columns wide ({DOUBLE_IN:g} in, PDF and PNG) and one column wide "
+              f"(`-column.pdf`, {COLUMN_IN:g} in), no text under {SMALLEST_PT:g} pt at that width: include a PDF at "
+              "its own size. Colours: one per technique (levels of it told apart by marker, hatch or line style), "
+              f"the same in every report; `{frames.design.baseline}`"
+              + (f" and cells that differ from it only in {frames.design.x}" if frames.design.x else "")
+              + " black.", ""]
+    lines += [f"- {', '.join(f'`{f}`' for f in chart_files(name))}: "
+              f"{charts.CAPTIONS[name].replace('device memory', frames.memory)}" for name in frames.design.charts]
     lines += ["", "Raw numbers: `cells.csv`, `steps.csv`" + (", `estimate.csv`" if estimate is not None else "")
               + "; the design: `design.json`; full records: the result "
               "files.", ""]
