@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.standalone_run import run_standalone, standalone_report  # noqa: E402
-from harness import environment, models, results  # noqa: E402
+from harness import models, results  # noqa: E402
+from harness.core import environment  # noqa: E402
 from harness.matrix import find_cell  # noqa: E402
 
 

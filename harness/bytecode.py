@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import sys
 
+from harness.core.cache import cache_root
+
 OFF_ENV = "VRAMLAB_BYTECODE_CACHE"
 _chosen: str | None = None  # the folder enable() chose for this process (a forked process inherits it)
 
@@ -27,8 +29,6 @@ def enable() -> str | None:
     global _chosen
     if not sys.dont_write_bytecode or sys.pycache_prefix is not None or os.environ.get(OFF_ENV) == "0":
         return None
-    from harness.models import cache_root
-
     folder = cache_root() / "bytecode"
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -233,7 +233,7 @@ def settled(fits: dict[int, bool], spec: CeilingSpec) -> int | None:
 def estimated_ceiling(cell: Cell, spec: CeilingSpec) -> int | None:
     """The longest context the memory estimate (harness/estimate) says fits the cell's budget, on the search's
     grid; None where the estimate cannot say (a model whose shapes are not known here)."""
-    from harness.budget import budget_bytes
+    from harness.core.budget import budget_bytes
     from harness.estimate import ShapesUnknown, estimate_cell
 
     budget = budget_bytes(cell.settings["budget"])

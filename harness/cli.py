@@ -134,9 +134,9 @@ def _existing_result(cell: Cell, out: Path, force: bool, out_given: bool) -> tup
     damaged or stale file to set aside first (harness/results/existing.py), or neither. A result is replaced only
     by a newer measurement of the same cell, named with --out, on a machine that can measure it (or with
     --force); reads only."""
+    from harness.core.environment import cuda_present
     from harness.results import read
     from harness.results.existing import review_cell
-    from harness.supervise import cuda_present
     from harness.techniques import needs_cuda
 
     redo = review_cell(out, cell.cell_id, cell.settings)
@@ -232,8 +232,8 @@ def _run_cell_quietly(ids: list[str] | None, cell: Cell, out: Path, worker_args:
                       log_file: Path) -> int:
     """The console gets where the matrix stands, one progress line for this cell and its outcome; the log file
     gets everything, the worker's output included."""
-    from harness.console import send_to_log
-    from harness.progress import StepLine, matrix_standing
+    from harness.core.console import send_to_log
+    from harness.core.progress import StepLine, matrix_standing
     from harness.results import read
     from harness.supervise import supervise
 
@@ -274,7 +274,7 @@ def _cmd_spare(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from harness.errors import UsageError
+    from harness.core.errors import UsageError
     from harness.evaluation.plan import evaluation_plan
     from harness.evaluation.stage import evaluate_cell
 
@@ -293,7 +293,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.log is None:
         evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=args.task or None)
         return 0
-    from harness.console import send_to_log
+    from harness.core.console import send_to_log
     from harness.results import evaluation_path, read_evaluation
 
     console = send_to_log(Path(args.log))
@@ -560,7 +560,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="[vramlab %(asctime)s] %(message)s", datefmt="%H:%M:%S")
     args = parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    from harness.errors import UsageError, one_line
+    from harness.core.errors import UsageError, one_line
     from harness.workload.userdata import DataError
 
     try:

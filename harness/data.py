@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.settings import Setting
+from harness.core.setting import Setting
 from harness.workload.truncation import POLICIES as TRUNCATION_POLICIES
 
 STDLIB_MODULES = (

@@ -31,7 +31,6 @@ did-you-mean, before any cell runs.
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import json
 import math
@@ -44,6 +43,7 @@ from typing import Any
 import yaml
 
 from harness.cells import Cell
+from harness.core.errors import did_you_mean
 from harness.settings import SETTINGS, defaults
 
 TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells", "include", "exclude",
@@ -68,11 +68,6 @@ def ablation_dirs() -> list[Path]:
 
 class MatrixError(ValueError):
     """A matrix file that cannot be expanded; the message is one line meant for the researcher."""
-
-
-def _did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def matrix_path(name_or_path: str) -> Path:
@@ -178,7 +173,7 @@ class _Checker:
 
     def setting_name(self, where: str, name: Any) -> None:
         if name not in SETTINGS:
-            raise self.fail(where, f"unknown setting {name!r}{_did_you_mean(name, list(SETTINGS))}")
+            raise self.fail(where, f"unknown setting {name!r}{did_you_mean(name, list(SETTINGS))}")
 
     def value(self, where: str, name: str, value: Any) -> Any:
         """The value as the cell will hold it (a float written '2e-4' becomes 2e-4), or a clear error."""
@@ -195,7 +190,7 @@ class _Checker:
             elif str(value).lower() in _SYNONYMS.get(name, {}):
                 problem += f"; did you mean {_SYNONYMS[name][str(value).lower()]!r}?"
             else:
-                problem += _did_you_mean(value, levels)
+                problem += did_you_mean(value, levels)
             raise self.fail(f"{where}.{name}", problem)
         return setting.canonical(value) if setting.canonical else value
 
@@ -225,7 +220,7 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
         given = Path(name_or_path)
         searched = "" if "/" in name_or_path or given.suffix in (".yaml", ".yml") else \
             f"; looked in {', '.join(str(d) for d in ablation_dirs())}"
-        raise MatrixError(f"no matrix file {str(path)!r}{_did_you_mean(Path(name_or_path).stem, known)} "
+        raise MatrixError(f"no matrix file {str(path)!r}{did_you_mean(Path(name_or_path).stem, known)} "
                           f"(known: {', '.join(known) or 'none'}{searched})")
     name = matrix_name(path)
     shipped = shipped_matrices().get(name)
@@ -299,13 +294,13 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
         raise check.fail("top level", "a matrix file must be a mapping")
     for key in spec:
         if key not in TOP_LEVEL_KEYS:
-            raise check.fail("top level", f"unknown key {key!r}{_did_you_mean(key, TOP_LEVEL_KEYS)}")
+            raise check.fail("top level", f"unknown key {key!r}{did_you_mean(key, TOP_LEVEL_KEYS)}")
     problem = _predicted_oom_problem(spec.get("predicted_oom", "run"))
     if problem:
         raise check.fail("predicted_oom", problem)
     design = spec.get("design", "full" if "axes" in spec else "list")
     if design not in DESIGNS:
-        raise check.fail("design", f"{design!r} is not one of {', '.join(DESIGNS)}{_did_you_mean(design, DESIGNS)}")
+        raise check.fail("design", f"{design!r} is not one of {', '.join(DESIGNS)}{did_you_mean(design, DESIGNS)}")
     # a section the chosen design does not read would be ignored without a word
     unread = {"full": ("cells", "baseline"), "one_at_a_time": ("cells",), "list": ("axes", "baseline")}[design]
     for key in unread:
@@ -484,7 +479,7 @@ def matrix_options(name_or_path: str) -> dict[str, Any]:
 def _predicted_oom_problem(value: Any) -> str | None:
     if value in PREDICTED_OOM:
         return None
-    return f"{value!r} is not one of {', '.join(PREDICTED_OOM)}{_did_you_mean(value, PREDICTED_OOM)}"
+    return f"{value!r} is not one of {', '.join(PREDICTED_OOM)}{did_you_mean(value, PREDICTED_OOM)}"
 
 
 def ceiling_spec(name_or_path: str) -> Any:
@@ -512,5 +507,5 @@ def find_cell(matrix: str, cell_id: str) -> Cell:
         if cell.name == cell_id:
             return cell
     known = [c.cell_id for c in cells] + [c.name for c in cells]
-    raise MatrixError(f"matrix {matrix!r} has no cell with the id or name {cell_id!r}{_did_you_mean(cell_id, known)} "
+    raise MatrixError(f"matrix {matrix!r} has no cell with the id or name {cell_id!r}{did_you_mean(cell_id, known)} "
                       "(`vramlab cells MATRIX` lists them)")

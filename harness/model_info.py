@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core.errors import did_you_mean
+
 # linear layer names of the decoder families this harness trains (attention and MLP projections)
 LINEAR_LAYERS = {
     family: ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -79,10 +81,7 @@ def facts(source: str) -> ModelFacts | None:
 
         name = source[len("arch:"):]
         if name not in PRESETS:
-            import difflib
-
-            close = difflib.get_close_matches(name, list(PRESETS), n=1)
-            hint = f"; did you mean 'arch:{close[0]}'?" if close else ""
+            hint = did_you_mean(name, PRESETS, prefix="arch:")
             raise ModelSourceError(f"no architecture preset {name!r}{hint} (known: {', '.join(sorted(PRESETS))})")
         return _from_config(PRESETS[name])
     if source.startswith(("package:", "gguf:")):

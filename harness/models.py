@@ -20,7 +20,6 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.core.cache import cache_root
 from harness.model_parts import SPLIT_GGUF, SplitGGUF
 from harness.presets import preset
 
@@ -63,10 +63,6 @@ class ResolvedModel:
     def describe(self) -> dict[str, Any]:
         """The model as a result names it: by its source, never by a local path."""
         return {"source": self.source, "random_weights": self.random_weights, **self.detail}
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("VRAMLAB_CACHE", Path.home() / ".cache" / "vramlab"))
 
 
 @contextmanager

@@ -14,8 +14,8 @@ from typing import Any
 
 from harness import backends, gc_freeze, models
 from harness import data as data_module
-from harness.budget import Budget
-from harness.runtime import Runtime
+from harness.core.budget import Budget
+from harness.core.runtime import Runtime
 from harness.techniques import Plan, Technique, registry
 from harness.trackers import TrackerSet
 

@@ -176,7 +176,7 @@ def read_estimate(folder: Path) -> pd.DataFrame | None:
 
 def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
     """A report folder's tables and design: the frames, steps.csv, and quality.csv where the matrix has one."""
-    from harness.errors import UsageError
+    from harness.core.errors import UsageError
 
     for name in ("cells.csv", "steps.csv", "design.json"):
         if not (folder / name).is_file():

@@ -17,7 +17,6 @@ a chart whose data turn out empty says so inside it.
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 from harness.cell_groups import describe, differences, group_name
 from harness.cells import Cell
+from harness.core.errors import did_you_mean
 
 KEYS = ("baseline", "x", "lines")
 DEFAULT_X = "context"
@@ -87,16 +87,11 @@ def x_label(x: str | None) -> str:
     return f"{x} ({UNITS[x]})" if x in UNITS else str(x)
 
 
-def _did_you_mean(word: Any, choices: list[str]) -> str:
-    close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 def _setting(where: str, name: Any) -> str:
     from harness.settings import SETTINGS
 
     if not isinstance(name, str) or name not in SETTINGS:
-        raise ReportSpecError(f"{where}: unknown setting {name!r}{_did_you_mean(name, list(SETTINGS))}")
+        raise ReportSpecError(f"{where}: unknown setting {name!r}{did_you_mean(name, list(SETTINGS))}")
     return name
 
 
@@ -166,7 +161,7 @@ def resolve(spec: dict[str, Any], cells: list[Cell]) -> ReportDesign:
         raise ReportSpecError(f"expected a mapping with any of {', '.join(KEYS)}, got {section!r}")
     for key in section:
         if key not in KEYS:
-            raise ReportSpecError(f"unknown key {key!r}{_did_you_mean(key, list(KEYS))}; known: {', '.join(KEYS)}")
+            raise ReportSpecError(f"unknown key {key!r}{did_you_mean(key, list(KEYS))}; known: {', '.join(KEYS)}")
     groups = _groups(cells)
     baseline = section.get("baseline", next(iter(groups)))
     if not isinstance(baseline, str):
@@ -174,7 +169,7 @@ def resolve(spec: dict[str, Any], cells: list[Cell]) -> ReportDesign:
                               f"{str(baseline)[:100]!r}; write baseline: NAME (one of {', '.join(list(groups)[:5])}"
                               f"{', ...' if len(groups) > 5 else ''})")
     if baseline not in groups:
-        raise ReportSpecError(f"baseline: no cell is named {baseline!r}{_did_you_mean(baseline, list(groups))} "
+        raise ReportSpecError(f"baseline: no cell is named {baseline!r}{did_you_mean(baseline, list(groups))} "
                               "(a cell repeated over seeds goes by its name without /seed=N)")
     x = _x(section, groups)
     if x is None and "lines" in section:

@@ -126,7 +126,7 @@ def write_comparison(matrix: str, results_dir: Path, reports_dir: Path, machine:
         if reference is not None and mine.is_file():
             pairs.append((reference, read(mine)))
     if not pairs:
-        from harness.errors import UsageError
+        from harness.core.errors import UsageError
 
         raise UsageError(f"no reproduction of {Path(matrix).stem} on {machine} to compare: "
                          f"{reproduction_dir(results_dir, Path(matrix).stem, machine)}/ holds no result of a published "

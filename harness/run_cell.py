@@ -18,10 +18,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from harness import environment, supervise
+from harness import supervise
 from harness.cells import Cell
+from harness.core import environment
+from harness.core.cache import cache_root
+from harness.core.runtime import NoDevice, Runtime
 from harness.results import CellResult, Status, now, write_atomic
-from harness.runtime import NoDevice, Runtime
 from harness.techniques.base import Unavailable
 from harness.warm_start import started_how
 
@@ -69,9 +71,8 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     import torch
 
     from harness import data as data_module
-    from harness.budget import Budget
+    from harness.core.budget import Budget
     from harness.memory_history import recording, requested
-    from harness.models import cache_root
     from harness.recipe import train_cell
     from harness.trackers import (
         ComputeTracker,

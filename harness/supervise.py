@@ -459,7 +459,7 @@ def _write_result(cell: Cell, out: Path, status: dict[str, Any], limit: float, e
 def _environment(cell: Cell, reported: Any) -> dict[str, Any] | None:
     """The worker's own record when it got that far (it knows the device); else what can be known without
     torch. Never raises: a result without an environment is better than none."""
-    from harness.environment import _cpu_name, _git, versions
+    from harness.core.environment import _cpu_name, _git, cuda_present, nvidia_driver, versions
     from harness.results.model import Environment
 
     if isinstance(reported, dict):
@@ -470,7 +470,7 @@ def _environment(cell: Cell, reported: Any) -> dict[str, Any] | None:
     try:
         import psutil
 
-        driver = _nvidia_driver()
+        driver = nvidia_driver()
         cuda = cell.settings.get("device") != "cpu" and cuda_present()
         return {"host": socket.gethostname(), "platform": platform.platform(), "cpu": _cpu_name(),
                 "cpu_count": os.cpu_count(), "host_memory_bytes": psutil.virtual_memory().total,
@@ -479,19 +479,3 @@ def _environment(cell: Cell, reported: Any) -> dict[str, Any] | None:
     except Exception as err:
         log.warning("no environment for the result: %s", err)
         return None
-
-
-def cuda_present() -> bool:
-    """Asking torch would start CUDA in this process; a loaded driver with visible devices is what
-    torch.cuda.is_available() would find, short of a broken installation."""
-    return _nvidia_driver() is not None and os.environ.get("CUDA_VISIBLE_DEVICES") not in ("", "-1")
-
-
-def _nvidia_driver() -> str | None:
-    try:
-        text = Path("/proc/driver/nvidia/version").read_text()
-    except OSError:
-        return None
-    words = text.split()
-    # "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ..."
-    return next((w for w in words if w[:1].isdigit() and "." in w), None)

@@ -44,16 +44,18 @@ from types import FrameType
 from typing import Any, BinaryIO
 
 from harness import gc_freeze
-from harness.supervise import cuda_present, running
+from harness.core.cache import cache_root
+from harness.core.environment import cuda_present
+from harness.supervise import running
 
 log = logging.getLogger("vramlab")
 
 # imported ahead by every spare: none of them starts CUDA, none is patched by Unsloth
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", "torch.utils.checkpoint", "sympy", "scipy",
            "scipy.special", "networkx", "numpy", "pandas", "pyarrow", "datasets", "safetensors", "tokenizers",
-           "huggingface_hub", "psutil", "jinja2", "torchvision", "harness.cli", "harness.matrix", "harness.progress",
-           "harness.supervise", "harness.run_cell", "harness.recipe", "harness.trackers", "harness.data",
-           "harness.budget")
+           "huggingface_hub", "psutil", "jinja2", "torchvision", "harness.cli", "harness.matrix",
+           "harness.core.progress", "harness.supervise", "harness.run_cell", "harness.recipe", "harness.trackers",
+           "harness.data", "harness.core.budget")
 # Unsloth patches these as it is imported, so only a spare for a cell on the Hugging Face path imports any of them
 PATCHED_BY_UNSLOTH = ("transformers", "trl", "peft", "accelerate")
 # (peft, trl and transformers.trainer start CUDA as they are imported: measured on the H200 machine)
@@ -94,8 +96,6 @@ SERVING: Serving | None = None
 
 
 def pool() -> Path:
-    from harness.models import cache_root
-
     return cache_root() / "spares"
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.budget import budget_bytes, budget_card, budget_problem
-from harness.cards import CARDS
 from harness.cells import cell_id_of
+from harness.core.budget import budget_bytes, budget_card, budget_problem
+from harness.core.gpu_cards import CARDS
 from harness.settings import defaults
 
 MIB = 2**20

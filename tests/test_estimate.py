@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.budget import budget_bytes
 from harness.cli import main
+from harness.core.budget import budget_bytes
 from harness.estimate import estimate_cell
 from harness.estimate.calibration import TOLERANCE, rows, table
 from harness.estimate.outside import (

@@ -4,8 +4,9 @@ import pytest
 import yaml
 
 from harness.cells import cell_id_of
+from harness.core.budget import parse_bytes
 from harness.matrix import MatrixError, available_matrices, expand, expand_spec
-from harness.settings import defaults, parse_bytes
+from harness.settings import defaults
 
 
 def spec(text: str):

@@ -7,9 +7,9 @@ import pytest
 
 from harness import run_cell
 from harness.cells import Cell
+from harness.core.runtime import Runtime
 from harness.matrix import matrix_options
 from harness.results import Status, read
-from harness.runtime import Runtime
 from harness.settings import defaults
 
 # plain-8k of seed-16gb: bf16 Qwen3-8B without checkpointing, which ran out of memory while loading

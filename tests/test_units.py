@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from harness import data
-from harness.budget import Budget
+from harness.core.budget import Budget
 from harness.lm_head_loss import TorchChunkedLogProb, ensure_lm_head_loss
 from harness.techniques.vocabulary import choose_kept
 from harness.token_map import byte_level_symbols

@@ -96,7 +96,7 @@ def test_a_cpu_cell_starts_fresh_whatever_is_asked(tmp_path, cache_dir):
 
 
 def test_a_gpu_cell_on_a_machine_without_one_is_skipped_without_a_spare(tmp_path, cache_dir):
-    from harness.supervise import cuda_present
+    from harness.core.environment import cuda_present
 
     if cuda_present():
         pytest.skip("this machine has a GPU")

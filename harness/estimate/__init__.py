@@ -24,8 +24,7 @@ def estimate_cell(settings: dict[str, Any]) -> Estimate:
 
 def predicted_not_to_fit(settings: dict[str, Any]) -> str | None:
     """Why the estimate says a cell cannot fit its budget, or None (also where the shapes are not known)."""
-    from harness.budget import budget_bytes
-    from harness.settings import parse_bytes
+    from harness.core.budget import budget_bytes, parse_bytes
 
     try:
         est = estimate_cell(settings)

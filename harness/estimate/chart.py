@@ -11,8 +11,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from harness.budget import budget_bytes
 from harness.cells import Cell
+from harness.core.budget import budget_bytes
 from harness.estimate import Estimate
 
 GIB = 2**30

@@ -1,7 +1,7 @@
 """Predicted whole-process device memory of a cell, by component, from its settings and its model's shapes.
 
 No GPU and no weights: shapes come from harness/model_info.py. The peak a cell is judged on is the
-whole process's device memory (harness/budget.py), and it is made up as
+whole process's device memory (harness/core/budget.py), and it is made up as
 
     device peak = outside the allocator   CUDA context and libraries' kernels (harness/estimate/outside.py)
                 + fragmentation           reserved by the caching allocator but not allocated at the peak
@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.budget import budget_bytes, budget_card
+from harness.core.budget import budget_bytes, budget_card
 from harness.estimate.activations import (
     BF16,
     FP32,
@@ -186,7 +186,7 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     est.add("decoder weights", linear + norms, f"{m.layers} layers of linear weights in {what}, norms in bf16")
     rows = vocabulary_rows(m, settings)
     params = adapter_parameters(m, settings)
-    # the budget caps the allocator at the budget less what lives outside it (harness/budget.py)
+    # the budget caps the allocator at the budget less what lives outside it (harness/core/budget.py)
     cap = budget_bytes(settings["budget"]) - context
     moved = embedding_leaves_device(settings, m, cap, int(linear + norms + embedding_bytes(m, settings)), params,
                                     rows)

@@ -3,7 +3,7 @@
 Nothing in a model's shapes tells this: it is a property of the GPU, the driver, CUDA and the libraries
 that run. So it is measured, and the numbers below are the measurements of the committed results, each
 cell's whole-process device peak minus its allocator's reserved peak (the same difference the budget
-keeps up to date while a cell runs, harness/budget.py). `derive` recomputes them from result files, and
+keeps up to date while a cell runs, harness/core/budget.py). `derive` recomputes them from result files, and
 a test checks that the constants below are what the committed results give, so they cannot drift from
 the data silently.
 

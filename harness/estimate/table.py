@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.budget import budget_bytes
 from harness.cells import Cell
+from harness.core.budget import budget_bytes
 from harness.estimate import Estimate, ShapesUnknown, estimate_cell
 
 GIB = 2**30

@@ -6,13 +6,15 @@ trained."""
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import json
 import os
 import re
 from pathlib import Path
+
+from harness.core.cache import cache_root
+from harness.core.errors import did_you_mean
 
 _DECLARED = re.compile(r"""^\s*(?:-\s*)?["']?(?:task|group|tag)["']?:\s*(.*?)\s*$""")
 _ITEM = re.compile(r"""^\s*-\s*["']?([A-Za-z0-9_.\-]+)["']?\s*$""")
@@ -72,8 +74,6 @@ def _index_path() -> Path | None:
     found = _lm_eval()
     if found is None:
         return None
-    from harness.models import cache_root
-
     where = hashlib.sha256(str(found[0]).encode()).hexdigest()[:10]
     return cache_root() / "lm-eval-tasks" / (re.sub(r"[^A-Za-z0-9_.-]", "_", f"{found[1]}-{where}") + ".json")
 
@@ -121,6 +121,5 @@ def unknown_task_problem(tasks: list[str] | tuple[str, ...]) -> str | None:
     unknown = [t for t in unknown if t not in indexed_names()] if unknown else []
     if not unknown:
         return None
-    close = difflib.get_close_matches(unknown[0], [*PROJECT_TASKS, *indexed_names()], n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(unknown[0], [*PROJECT_TASKS, *indexed_names()])
     return f"no vramlab task and no installed lm-eval task is named {unknown[0]!r}{hint}"

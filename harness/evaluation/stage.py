@@ -23,7 +23,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from harness import environment, results
+from harness import results
+from harness.core import environment
+from harness.core.errors import did_you_mean
 from harness.evaluation.plan import EvaluationPlan, evaluation_plan
 from harness.evaluation.spread import items_from, scores_from
 from harness.matrix import find_cell
@@ -261,10 +263,7 @@ class Session:
 
         manager = TaskManager()
         if task not in manager.all_tasks:
-            import difflib
-
-            close = difflib.get_close_matches(task, manager.all_tasks, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(task, manager.all_tasks)
             return _result(self.cell, task, EvaluationStatus.skipped,
                            f"no vramlab task and no installed lm-eval task is named {task!r}{hint}")
         try:
@@ -290,7 +289,7 @@ def _load(trained: Any, results_dir: Path) -> tuple[Any, Any, Any, Any]:
     from harness import models
     from harness.backends import LoadRequest
     from harness.backends.huggingface import HuggingFaceBackend
-    from harness.runtime import Runtime
+    from harness.core.runtime import Runtime
     from harness.techniques.base import Plan
     from harness.techniques.vocabulary import Vocabulary
     from harness.token_map import TokenMap

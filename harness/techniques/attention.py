@@ -15,7 +15,7 @@ import contextlib
 import importlib.util
 from typing import Any
 
-from harness.settings import Setting
+from harness.core.setting import Setting
 from harness.techniques.base import Plan, Technique, require_cuda
 
 KERNEL_BY_OP = {

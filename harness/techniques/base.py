@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from harness.backends.base import Backend, LoadRequest
+    from harness.core.runtime import Runtime
+    from harness.core.setting import Setting
     from harness.data import TrainingData
-    from harness.runtime import Runtime
-    from harness.settings import Setting
     from harness.token_map import TokenMap
 
 

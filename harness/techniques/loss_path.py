@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.settings import Setting
+from harness.core.setting import Setting
 from harness.techniques.base import Plan, Technique
 
 # the module prefix of the forward that computes the loss, for each level where the model does it

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.settings import Setting
+from harness.core.setting import Setting
 from harness.techniques.base import Plan, Technique
 
 

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from harness.settings import Setting
+from harness.core.setting import Setting
 from harness.techniques.base import Plan, Technique
 
 

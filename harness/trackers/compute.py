@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.core.runtime import Runtime
 from harness.flops import cached_peak_flops, flops_per_token
-from harness.runtime import Runtime
 from harness.trackers.base import Tracker
 
 

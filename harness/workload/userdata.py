@@ -7,11 +7,11 @@ start, not at this code.
 
 from __future__ import annotations
 
-import difflib
 import json
 from pathlib import Path
 from typing import Any
 
+from harness.core.errors import closest
 from harness.workload.documents import Document
 from harness.workload.sections import split_sections
 
@@ -53,7 +53,7 @@ def _type(value: Any) -> str:
 def _role_hint(role: Any) -> str:
     if not isinstance(role, str):
         return ""
-    guess = _ROLE_ALIASES.get(role.lower()) or next(iter(difflib.get_close_matches(role.lower(), ROLES, 1)), None)
+    guess = _ROLE_ALIASES.get(role.lower()) or closest(role.lower(), ROLES)
     return f" (did you mean {guess!r}?)" if guess else ""
 
 
@@ -62,8 +62,8 @@ def _messages(record: Any, where: str) -> list[dict[str, str]]:
         raise DataError(f"{where}: the line is a JSON {_type(record)}, not an object; write one object per line "
                         f"such as {_EXAMPLE}")
     if "messages" not in record:
-        close = difflib.get_close_matches("messages", [str(k) for k in record], 1)
-        hint = f" ({close[0]!r} looks like a misspelling of it)" if close else ""
+        close = closest("messages", record)
+        hint = f" ({close!r} looks like a misspelling of it)" if close else ""
         raise DataError(f"{where}: no 'messages' key{hint}; keys found: {', '.join(map(str, record)) or 'none'}; "
                         f"expected {_EXAMPLE}")
     messages = record["messages"]

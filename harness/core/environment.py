@@ -14,7 +14,7 @@ STACK = ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "bits
          "unsloth", "unsloth-zoo", "flash-attn", "triton", "lm-eval", "gguf", "tokenizers", "safetensors",
          "numpy", "pandas", "snakemake", "nvidia-ml-py", "vramlab")
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # the checkout this package runs from (harness/core/ is two down)
 
 
 def versions() -> dict[str, str | None]:
@@ -75,3 +75,19 @@ def collect(driver: str | None = None) -> dict[str, Any]:
         env.update(gpu=props.name, gpu_memory_bytes=props.total_memory,
                    gpu_capability=f"{props.major}.{props.minor}", gpu_count=torch.cuda.device_count())
     return env
+
+
+def cuda_present() -> bool:
+    """Asking torch would start CUDA in this process; a loaded driver with visible devices is what
+    torch.cuda.is_available() would find, short of a broken installation."""
+    return nvidia_driver() is not None and os.environ.get("CUDA_VISIBLE_DEVICES") not in ("", "-1")
+
+
+def nvidia_driver() -> str | None:
+    try:
+        text = Path("/proc/driver/nvidia/version").read_text()
+    except OSError:
+        return None
+    words = text.split()
+    # "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ..."
+    return next((w for w in words if w[:1].isdigit() and "." in w), None)

@@ -9,20 +9,32 @@ not on the allocator's.
 
 On a CPU there is no allocator to cap; the budget is judged against the process's peak resident set.
 
-A budget is written as a size in binary units ('16GiB'), as a card (harness/cards.py: 'rtx4080', what that
+A budget is written as a size in binary units ('16GiB'), as a card (harness/core/gpu_cards.py: 'rtx4080', what that
 card lets a process have), or as a card with a reserve for the display that shares it
 ({card: rtx4080, display_reserve: 0.5GiB}).
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.cards import CARDS, Card
-from harness.settings import parse_bytes
+from harness.core.errors import did_you_mean
+from harness.core.gpu_cards import CARDS, Card
+
+_SIZE_UNITS = {"": 1, "B": 1, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
+               "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+
+
+def parse_bytes(text: str | int) -> int:
+    """'16GiB' -> 17179869184. Binary and decimal units both, since papers mix them."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
+    if not match or match.group(2).upper() not in _SIZE_UNITS:
+        raise ValueError(f"not a memory size: {text!r} (write it like '16GiB' or '16000MB')")
+    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
 
 GIB = 2**30
 _BINARY = {"KIB", "MIB", "GIB", "TIB"}
@@ -50,9 +62,7 @@ def _size_problem(value: Any) -> str | None:
 def _card_problem(name: Any) -> str | None:
     if isinstance(name, str) and name in CARDS:
         return None
-    close = difflib.get_close_matches(str(name), list(CARDS), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"no card {name!r}{hint} (known: {', '.join(CARDS)}; or give a size like '16GiB')"
+    return f"no card {name!r}{did_you_mean(name, CARDS)} (known: {', '.join(CARDS)}; or give a size like '16GiB')"
 
 
 def budget_problem(value: Any) -> str | None:
