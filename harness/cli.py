@@ -561,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     from harness.core.errors import UsageError, one_line
-    from harness.workload.userdata import DataError
+    from harness.data.workload.userdata import DataError
 
     try:
         return args.func(args)

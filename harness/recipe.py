@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import backends, gc_freeze, models
-from harness import data as data_module
 from harness.core.budget import Budget
 from harness.core.runtime import Runtime
+from harness.data import training as data_module
 from harness.techniques import Plan, Technique, registry
 from harness.trackers import TrackerSet
 

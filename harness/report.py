@@ -140,7 +140,7 @@ def markdown(frames: Frames, title: str, quality: list[str] | None = None,
 
 def _truncation_definitions(cells: pd.DataFrame) -> list[str]:
     """The exact context a document cell trained on, for each truncation policy the matrix used."""
-    from harness.workload import describe
+    from harness.data.workload import describe
 
     data = cells["data"].astype(str)
     documents = cells[(data == "grant-reports") | data.str.startswith("text:")]

@@ -70,8 +70,9 @@ def run(cell: Cell, out: Path, adapter_dir: Path | None = None, shared_device: b
 def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, shared_device: bool) -> CellResult:
     import torch
 
-    from harness import data as data_module
     from harness.core.budget import Budget
+    from harness.data import training as data_module
+    from harness.data.workload import DoesNotFit
     from harness.memory_history import recording, requested
     from harness.recipe import train_cell
     from harness.trackers import (
@@ -82,7 +83,6 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
         TimeTracker,
         TrackerSet,
     )
-    from harness.workload import DoesNotFit
 
     started, measure_start = now(), time.time()
     settings = cell.settings

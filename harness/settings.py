@@ -1,7 +1,7 @@
 """Every setting a cell can have: its type, its allowed levels, its default and its one-line help.
 
 Settings are declared where they are used: the run settings below (what is trained, for how long, within
-what budget), the data settings in `harness/data.py`, and each technique's own settings in its module under
+what budget), the data settings in `harness/data/training.py`, and each technique's own settings in its module under
 `harness/techniques/`. `SETTINGS` assembles them, in that order, into the table that matrix files are
 validated against and that `vramlab settings` prints.
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.core.budget import budget_problem, canonical_budget, host_budget_problem
 from harness.core.setting import Setting
-from harness.data import DATA_SETTINGS
+from harness.data.training import DATA_SETTINGS
 from harness.techniques import TECHNIQUES
 
 RUN_SETTINGS: tuple[Setting, ...] = (

@@ -71,7 +71,7 @@ def time_limit(settings: dict[str, Any], given: float | None = None) -> float:
         except ValueError:
             raise SupervisorError(f"{TIME_LIMIT_ENV}: expected seconds, got {text!r}") from None
     if given is None:
-        from harness.data import sequences_needed
+        from harness.data.training import sequences_needed
 
         return BASE_SECONDS + SECONDS_PER_SEQUENCE * sequences_needed(settings)
     if not math.isfinite(given) or given <= 0:

@@ -55,7 +55,7 @@ PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", "torch.utils.
            "scipy.special", "networkx", "numpy", "pandas", "pyarrow", "datasets", "safetensors", "tokenizers",
            "huggingface_hub", "psutil", "jinja2", "torchvision", "harness.cli", "harness.matrix",
            "harness.core.progress", "harness.supervise", "harness.run_cell", "harness.recipe", "harness.trackers",
-           "harness.data", "harness.core.budget")
+           "harness.data.training", "harness.core.budget")
 # Unsloth patches these as it is imported, so only a spare for a cell on the Hugging Face path imports any of them
 PATCHED_BY_UNSLOTH = ("transformers", "trl", "peft", "accelerate")
 # (peft, trl and transformers.trainer start CUDA as they are imported: measured on the H200 machine)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import corpora
-from harness.corpora import LANGUAGES, SPLITS, Document
+from harness.data import corpora
+from harness.data.corpora import LANGUAGES, SPLITS, Document
 
 # Function words that only one of the four languages uses ("de", "la", "en", "que" are shared by
 # Spanish and French, so they would not tell those two apart).
@@ -34,7 +34,7 @@ ROFF_LEFTOVERS = re.compile(
 
 
 def folder() -> Path:
-    return Path(str(resources.files("harness.corpora")))
+    return Path(str(resources.files("harness.data.corpora")))
 
 
 def function_word_shares(text: str) -> dict[str, float]:

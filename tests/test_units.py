@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness import data
 from harness.core.budget import Budget
+from harness.data import training as data
 from harness.lm_head_loss import TorchChunkedLogProb, ensure_lm_head_loss
 from harness.techniques.vocabulary import choose_kept
 from harness.token_map import byte_level_symbols

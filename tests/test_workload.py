@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.workload import (
+from harness.data.workload import (
     POLICIES,
     DataError,
     Document,
@@ -35,7 +35,7 @@ from harness.workload import (
     truncate_text,
     words_for_tokens,
 )
-from harness.workload import truncation as truncation_module
+from harness.data.workload import truncation as truncation_module
 
 
 class WordTokenizer:

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.workload.examples import DEFAULT_TARGETS
+from harness.data.workload.examples import DEFAULT_TARGETS
 
 TASK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _INT_OPTIONS = {"documents": 1, "examples": 1, "seed": 0, "batch_size": 1}

@@ -164,7 +164,7 @@ class Session:
         try:
             outcome = self._project_task(task) if task in PROJECT_TASKS else self._lm_eval_task(task)
         except Exception as err:
-            from harness.workload import DoesNotFit
+            from harness.data.workload import DoesNotFit
 
             if isinstance(err, DoesNotFit):
                 return _result(self.cell, task, EvaluationStatus.skipped, f"does not fit: {err}")

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.data.workload.examples import DEFAULT_TARGETS
 from harness.evaluation.plan import EvaluationPlan
-from harness.workload.examples import DEFAULT_TARGETS
 
 TASK_DIR = Path(__file__).resolve().parent / "tasks"
 
@@ -45,7 +45,7 @@ class TaskContext:
         return len(self.encode(text))
 
     def held_out_documents(self) -> list[Any]:
-        from harness.workload import generate_corpus
+        from harness.data.workload import generate_corpus
 
         words = self.settings["document_words"]
         return generate_corpus(self.plan.seed, self.plan.documents, words // 2, words * 3 // 2)
@@ -108,7 +108,7 @@ def _sample_positions(total: int, count: int, seed: int) -> list[int]:
 
 
 def _recall(ctx: TaskContext) -> list[dict[str, Any]]:
-    from harness.workload import recall_items
+    from harness.data.workload import recall_items
 
     # the items are chosen before their prompts are built, since building a long prompt is the cost
     return recall_items(ctx.held_out_documents(), ctx.encode, ctx.decode, ctx.context, ctx.settings["truncation"],
@@ -117,7 +117,7 @@ def _recall(ctx: TaskContext) -> list[dict[str, Any]]:
 
 
 def _sections(ctx: TaskContext) -> list[dict[str, Any]]:
-    from harness.workload import section_items
+    from harness.data.workload import section_items
 
     return section_items(ctx.held_out_documents(), ctx.encode, ctx.decode, ctx.context, ctx.settings["truncation"],
                          ctx.settings["truncation_decay"])
@@ -134,7 +134,7 @@ def _ruler(name: str, answer_tokens: int) -> Callable[[TaskContext], list[dict[s
 
 def _text(lang: str, corpus: str = "manpages") -> Callable[[TaskContext], list[dict[str, Any]]]:
     def records(ctx: TaskContext) -> list[dict[str, Any]]:
-        from harness.corpora import documents
+        from harness.data.corpora import documents
 
         return [{"id": d.id, "text": d.text} for d in documents(lang, "heldout", corpus=corpus)]
 

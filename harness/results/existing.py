@@ -67,7 +67,7 @@ def review_evaluation(path: Path, cell_id: str, task: str) -> Redo | None:
 
 def recorded_input(settings: dict[str, Any]) -> dict[str, str]:
     """What a result records of the input it was measured on: the user's data's digest, where it has any."""
-    from harness.data import input_digest
+    from harness.data.training import input_digest
 
     digest = input_digest(settings)
     return {"data_sha256": digest} if digest else {}

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from harness.backends.base import Backend, LoadRequest
     from harness.core.runtime import Runtime
     from harness.core.setting import Setting
-    from harness.data import TrainingData
+    from harness.data.training import TrainingData
     from harness.token_map import TokenMap
 
 

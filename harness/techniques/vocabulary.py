@@ -4,7 +4,7 @@ Which N: every special and added token and every byte token (so any text can sti
 most frequent tokens of the frequency source, then, if the source holds fewer distinct tokens than N, the
 lowest remaining ids (BPE merges are numbered roughly by frequency). The source is the cell's own training
 data (`vocabulary_source: training`), or a corpus of the languages the model is to work in, the training
-split of harness/corpora tokenized with the model's tokenizer: `corpus:en,de` (the Debian manual pages,
+split of harness/data/corpora tokenized with the model's tokenizer: `corpus:en,de` (the Debian manual pages,
 corpus "manpages": en, es, fr, de) or `corpus:<corpus>:<languages>`, e.g. `corpus:help:es,ca,en` (the GIMP
 User Manual, corpus "help": en, es, ca, fr, de). That is the seed's claim to test: slicing to a closed set
 of languages costs nothing inside them.
@@ -54,7 +54,7 @@ def corpus_source(value: str) -> tuple[str, list[str]]:
 
     No corpus name means the man-page corpus, so the older `corpus:<languages>` keeps its meaning.
     """
-    from harness.corpora import DEFAULT_CORPUS
+    from harness.data.corpora import DEFAULT_CORPUS
 
     rest = value[len("corpus:"):]
     corpus, _, langs = rest.rpartition(":")
@@ -65,7 +65,7 @@ def _source_level(value: Any) -> str | None:
     if value == "training":
         return None
     if isinstance(value, str) and value.startswith("corpus:"):
-        from harness.corpora import CORPORA
+        from harness.data.corpora import CORPORA
 
         corpus, wanted = corpus_source(value)
         if corpus not in CORPORA:
@@ -84,7 +84,7 @@ def _source_level(value: Any) -> str | None:
 
 
 def corpus_sequences(tokenizer: Any, languages: list[str], corpus: str = "manpages") -> list[list[int]]:
-    from harness.corpora import texts
+    from harness.data.corpora import texts
 
     return [tokenizer(text, add_special_tokens=False)["input_ids"] for lang in languages
             for text in texts(lang, "train", corpus=corpus)]

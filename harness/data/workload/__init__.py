@@ -5,9 +5,16 @@ documents (generate) -> sections (split text) -> truncation (choose context) -> 
 strings); userdata reads JSONL conversations and .txt folders; chat masks a conversation's loss.
 """
 
-from harness.workload.chat import Example, TemplateError, chat_example
-from harness.workload.documents import Document, Fact, Section, generate_corpus, generate_document, words_for_tokens
-from harness.workload.examples import (
+from harness.data.workload.chat import Example, TemplateError, chat_example
+from harness.data.workload.documents import (
+    Document,
+    Fact,
+    Section,
+    generate_corpus,
+    generate_document,
+    words_for_tokens,
+)
+from harness.data.workload.examples import (
     DEFAULT_TARGETS,
     TrainingSet,
     TrainingStats,
@@ -16,9 +23,9 @@ from harness.workload.examples import (
     target_sections,
     training_examples,
 )
-from harness.workload.sections import split_sections
-from harness.workload.truncation import POLICIES, DoesNotFit, allocate, describe, truncate, truncate_text
-from harness.workload.userdata import DataError, read_chat_jsonl, read_text_folder
+from harness.data.workload.sections import split_sections
+from harness.data.workload.truncation import POLICIES, DoesNotFit, allocate, describe, truncate, truncate_text
+from harness.data.workload.userdata import DataError, read_chat_jsonl, read_text_folder
 
 __all__ = [
     "DEFAULT_TARGETS",

@@ -3,10 +3,10 @@
 Two corpora, named by `corpus`:
 - "manpages" (the default): prose from Debian's manual pages in en, es, fr and de (po4a translations
   by manpages-l10n of the English pages). Files `<lang>.<split>.jsonl`, MANIFEST.json, NOTICES.txt,
-  LICENSES.txt; GPL-3+ translations of Linux man-pages and GNU pages. Built by build.py.
+  LICENSES.txt; GPL-3+ translations of Linux man-pages and GNU pages. Built by tools/corpora/build_manpages.py.
 - "help": prose from the GIMP User Manual (Debian's gimp-help 2.10.34) in en, es, ca, fr and de, for
   Catalan, which manpages-l10n does not have. Files `help.<lang>.<split>.jsonl`, help.MANIFEST.json,
-  help.NOTICES.txt, help.LICENSES.txt; GFDL-1.2-or-later. Built by build_help.py.
+  help.NOTICES.txt, help.LICENSES.txt; GFDL-1.2-or-later. Built by tools/corpora/build_help.py.
 
 Why they exist: vocabulary slicing keeps the tokens that the kept languages use, counted on real
 text (`train`), and the language-modelling evaluation (rolling log-likelihood: bits per byte, word
@@ -16,7 +16,7 @@ thing: in each corpus, each split holds the same pages, and the same paragraphs 
 language of the corpus. A page is in one split only.
 
 The files next to this module are committed and never change unless `python -m
-harness.corpora.build` (or `build_help`) is rerun (see the builders for what is kept and why, and
+tools.corpora.build_manpages` (or `build_help`) is rerun (see the builders for what is kept and why, and
 the manifests for the provenance and licences: the texts are not under vramlab's licence; the
 NOTICES and LICENSES files go with them). Every load checks the file's sha256 against its corpus's
 manifest, so a measured number cannot silently come from altered text.
@@ -40,6 +40,7 @@ LANGUAGES = CORPORA[DEFAULT_CORPUS]  # the default corpus's languages
 SPLITS = ("train", "heldout")
 MANIFEST = "MANIFEST.json"  # the default corpus's manifest
 _PREFIX = {"manpages": "", "help": "help."}  # of every file of the corpus
+FOLDER = Path(__file__).resolve().parent  # the corpus files, where tools/corpora/ builds them
 
 
 @dataclass(frozen=True)
@@ -96,9 +97,9 @@ def documents(lang: str, split: str, corpus: str = DEFAULT_CORPUS, *, folder: Pa
     data = _read(name, folder)
     digest = hashlib.sha256(data).hexdigest()
     if digest != expected["sha256"]:
-        builder = "build" if corpus == "manpages" else "build_help"
+        builder = "build_manpages" if corpus == "manpages" else "build_help"
         raise ValueError(f"{name}: sha256 {digest} does not match {manifest_file} ({expected['sha256']}); "
-                         f"the file was changed: restore it or rebuild with `python -m harness.corpora.{builder}`")
+                         f"the file was changed: restore it or rebuild with `python -m tools.corpora.{builder}`")
     out = []
     for line in data.decode("utf-8").splitlines():
         record = json.loads(line)

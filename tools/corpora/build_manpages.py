@@ -1,6 +1,7 @@
 """Regenerate the parallel man-page corpus (en, es, fr, de) from Debian's installed manual pages.
 
-Run as `python -m harness.corpora.build` on Debian 12 (bookworm) with these packages installed:
+Run as `python -m tools.corpora.build_manpages` (from the repository root) on Debian 12 (bookworm) with
+these packages installed:
 
     apt-get install -y groff-base manpages manpages-dev coreutils grep diffutils \\
         manpages-es manpages-es-dev manpages-fr manpages-fr-dev manpages-de manpages-de-dev
@@ -23,7 +24,8 @@ Why a fixed page list (`TRAIN_PAGES`, `HELDOUT_PAGES`): the extract must not cha
 page gets translated or a package is updated; a missing page, another package version or another
 page structure stops the build instead of silently giving another corpus.
 
-Output, next to this file: `<lang>.<split>.jsonl` (one {"id", "lang", "text"} object a line, id
+Output, in harness/data/corpora/ (where the harness reads it): `<lang>.<split>.jsonl` (one {"id", "lang",
+"text"} object a line, id
 "<page>.<section>", paragraphs separated by a blank line); `MANIFEST.json` (checksums, sizes,
 provenance, licences, per-page source checksums); `NOTICES.txt` (the copyright notices that the
 licences ask to keep with the text); `LICENSES.txt` (the licence texts). Rebuilding on the same
@@ -33,29 +35,38 @@ packages gives identical bytes: the build date in the manifest is kept when noth
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
 import gzip
 import hashlib
 import json
-import os
 import re
-import subprocess
 import sys
-import tempfile
-import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.corpora import LANGUAGES, MANIFEST, SPLITS
+from harness.data.corpora import LANGUAGES, MANIFEST, SPLITS
+from tools.corpora import common
+from tools.corpora.common import (
+    COMMON_LICENSES,
+    DOC_ROOT,
+    MAX_CODE_SHARE,
+    MIN_LETTER_SHARE,
+    MIN_WORDS,
+    BuildError,
+    build_date,
+    debian_release,
+    dep5,
+    is_prose,
+    normalise,
+    owners,
+    package_versions,
+    page_order,
+    run,
+    write,
+)
 
-OUT_DIR = Path(__file__).resolve().parent
 MAN_ROOT = Path("/usr/share/man")
-DOC_ROOT = Path("/usr/share/doc")
-COMMON_LICENSES = Path("/usr/share/common-licenses")
-COMMAND = "python -m harness.corpora.build"
-DEBIAN_RELEASE = ("12", "bookworm")
+COMMAND = "python -m tools.corpora.build_manpages"
 
 # English pages: the Linux man-pages project (sections 2 and 3 are in manpages-dev) and three GNU
 # packages whose pages manpages-l10n also translates. Licence of the GNU pages: the whole package
@@ -118,11 +129,7 @@ RENDER_COMMAND = ("groff", "-k", "-Kutf8", "-Tutf8", "-man", "-rLL=30000n", "-rH
                   "-P-c", "-P-b", "-P-u")
 
 # Paragraph filter (see `is_prose`) and the smallest page worth a document.
-MIN_WORDS = 6
-MIN_LETTER_SHARE = 0.8
-MAX_CODE_SHARE = 0.25
 MIN_PAGE_BYTES = 300
-_CODEISH = re.compile(r"[_/\\{}\[\]<>=*#$|&@~^`%+]|\w\(|\(\d|^-|\d")
 
 # Pages that pass every check but are not prose about their subject in the sense needed here.
 EXCLUDED_PAGES = {
@@ -159,10 +166,6 @@ HELDOUT_PAGES: tuple[str, ...] = (
 )
 
 
-class BuildError(RuntimeError):
-    """The installed packages do not give the expected corpus (a page, a version or a structure differs)."""
-
-
 @dataclass(frozen=True)
 class Page:
     """One man page (name.section) in the four languages, paragraphs aligned across languages."""
@@ -177,60 +180,6 @@ class Page:
 
 # --------------------------------------------------------------------------- Debian metadata
 
-def run(*command: str, stdin: bytes | None = None) -> str:
-    result = subprocess.run(command, input=stdin, capture_output=True, check=False,
-                            env={**os.environ, "LC_ALL": "C.UTF-8"})
-    if result.returncode != 0:
-        raise BuildError(f"{' '.join(command[:3])} failed: {result.stderr.decode('utf-8', 'replace').strip()}")
-    return result.stdout.decode("utf-8")
-
-
-def package_versions(names: list[str]) -> dict[str, dict[str, str]]:
-    fields = "${Package}\t${Version}\t${source:Package}\t${source:Version}\t${db:Status-Abbrev}\n"
-    out = {}
-    for line in run("dpkg-query", "-W", f"-f={fields}", *names).splitlines():
-        name, version, source, source_version, status = line.split("\t")
-        if not status.startswith("ii"):
-            raise BuildError(f"package {name} is not installed")
-        out[name] = {"version": version, "source_package": source, "source_version": source_version}
-    return out
-
-
-def owners(paths: list[Path]) -> dict[Path, str]:
-    """The package that installed each file, from dpkg's database."""
-    out: dict[Path, str] = {}
-    for line in run("dpkg-query", "-S", *map(str, paths)).splitlines():
-        if line.startswith(("diversion by", "local diversion")):
-            continue
-        packages, _, path = line.partition(": ")
-        out[Path(path)] = packages.split(", ")[0]
-    return out
-
-
-def dep5(path: Path) -> tuple[dict[str, str], list[dict[str, str]], dict[str, str]]:
-    """A machine-readable debian/copyright: (header, Files stanzas, standalone License texts)."""
-    stanzas = []
-    for block in re.split(r"\n\s*\n", path.read_text(encoding="utf-8")):
-        fields: dict[str, str] = {}
-        key = None
-        for line in block.splitlines():
-            if line[:1] in (" ", "\t") and key:
-                fields[key] += "\n" + line[1:]
-            elif ":" in line:
-                key, _, value = line.partition(":")
-                fields[key] = value.strip()
-        if fields:
-            stanzas.append(fields)
-    header, rest = stanzas[0], stanzas[1:]
-    files = [s for s in rest if "Files" in s]
-    licenses = {}
-    for stanza in rest:
-        if "Files" not in stanza and "License" in stanza:
-            name, _, text = stanza["License"].partition("\n")
-            licenses[name.strip()] = "\n".join("" if line == "." else line for line in text.splitlines())
-    return header, files, licenses
-
-
 def translation_copyright(lang: str, page: str, stanzas: list[dict[str, str]]) -> dict[str, str]:
     """The copyright holders and licence that manpages-l10n's debian/copyright gives for the page's .po file."""
     section = page.rsplit(".", 1)[1]
@@ -242,14 +191,6 @@ def translation_copyright(lang: str, page: str, stanzas: list[dict[str, str]]) -
                 raise BuildError(f"{po}: licence {stanza['License']!r} in manpages-l10n's copyright file, not GPL-3+")
             return {"file": po, "copyright": "\n".join(holders), "license": stanza["License"].strip()}
     raise BuildError(f"manpages-l10n's copyright file has no stanza for {po}")
-
-
-def debian_release() -> str:
-    release = dict(line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines() if "=" in line)
-    version, codename = release.get("VERSION_ID", "").strip('"'), release.get("VERSION_CODENAME", "")
-    if (version, codename) != DEBIAN_RELEASE:
-        raise BuildError(f"built on Debian {DEBIAN_RELEASE[0]} ({DEBIAN_RELEASE[1]}), this is {version} ({codename})")
-    return f"Debian {version} ({codename})"
 
 
 # --------------------------------------------------------------------------- reading a page
@@ -376,32 +317,9 @@ def render(roff: str) -> list[str]:
     return lines[body[0] + 1: body[-1]]
 
 
-def normalise(text: str) -> str:
-    """NFC; soft hyphens and zero-width characters removed; every run of white space one space."""
-    text = unicodedata.normalize("NFC", text)
-    text = re.sub("[\u00ad\u200b\u200c\u200d\u2060\ufeff]", "", text)
-    return " ".join(text.split())
-
-
 def paragraphs(rendered: list[str]) -> list[str]:
     """Each non-empty output line is a paragraph (a filled paragraph is one line; .br splits one)."""
     return [normalise(line) for line in rendered if line.strip()]
-
-
-def is_prose(text: str) -> bool:
-    """Running text, not a flag list, a formula, a path or a fragment.
-
-    At least MIN_WORDS words; letters make at least MIN_LETTER_SHARE of the non-space characters;
-    at most MAX_CODE_SHARE of the words look like code (hold one of _ / \\ { } [ ] < > = * # $ | &
-    @ ~ ^ ` % + or a digit, a call like f( or a reference like (2), or start with a dash).
-    """
-    words = text.split()
-    if len(words) < MIN_WORDS:
-        return False
-    nonspace = [c for c in text if not c.isspace()]
-    if sum(c.isalpha() for c in nonspace) < MIN_LETTER_SHARE * len(nonspace):
-        return False
-    return sum(bool(_CODEISH.search(w)) for w in words) <= MAX_CODE_SHARE * len(words)
 
 
 def section_roff(preamble: list[str], lines: list[str]) -> str:
@@ -509,11 +427,6 @@ def genre(package: str) -> str:
     """The kind of page, for a stratified split: Linux man-pages' commands, devices, files and overviews
     (manpages), its system calls and library functions (manpages-dev), or GNU command help (the rest)."""
     return package if package in ("manpages", "manpages-dev") else "GNU"
-
-
-def page_order(page: str) -> str:
-    """The order pages are taken in, for the split and for dropping repeated paragraphs: by sha256 of the id."""
-    return hashlib.sha256(page.encode("utf-8")).hexdigest()
 
 
 def new_paragraphs(english: list[str], seen: set[str]) -> list[int]:
@@ -624,7 +537,7 @@ def build(out_dir: Path, previous_manifest: dict | None) -> dict:
             "duplicate_paragraphs_dropped": dropped_duplicates,
             "split_rule": ("by page: pages taken in sha256(id) order, each to the split with less English text "
                            "so far from its kind of page (manpages, manpages-dev, GNU), see "
-                           "harness.corpora.build.propose_pages; repeated paragraphs are dropped in "
+                           "tools.corpora.build_manpages.propose_pages; repeated paragraphs are dropped in "
                            "the same order, so a paragraph is kept once in the whole extract"),
         },
         "license": license_note(sorted({meta["license"] for meta in pages_meta.values()})),
@@ -636,11 +549,6 @@ def build(out_dir: Path, previous_manifest: dict | None) -> dict:
     text = json.dumps(manifest, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
     (out_dir / MANIFEST).write_text(text, encoding="utf-8")
     return manifest
-
-
-def write(path: Path, data: bytes) -> dict:
-    path.write_bytes(data)
-    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
 def package_provenance(name: str) -> dict:
@@ -697,51 +605,14 @@ def license_note(used: list[str]) -> str:
         "the English page, whose licence also applies. Pages under any other licence (BSD-4-Clause-UC, "
         "BSD-3-Clause) or with none stated are left out. Conditions: keep NOTICES.txt (copyright holders "
         "and authors, as Linux-man-pages-copyleft asks of processed versions) and LICENSES.txt with the files; the "
-        "corresponding source is the Debian source packages at the versions in 'packages' with this "
-        "folder's build.py. The vramlab code licence (Apache-2.0) does not cover these texts."
+        "corresponding source is the Debian source packages at the versions in 'packages' with vramlab's "
+        "tools/corpora/build_manpages.py. The vramlab code licence (Apache-2.0) does not cover these texts."
     )
 
 
-def build_date(manifest: dict, previous: dict | None) -> str:
-    """SOURCE_DATE_EPOCH if set; else the previous build's date when nothing else changed; else today (UTC)."""
-    if os.environ.get("SOURCE_DATE_EPOCH"):
-        return dt.datetime.fromtimestamp(int(os.environ["SOURCE_DATE_EPOCH"]), dt.UTC).date().isoformat()
-    if previous and {k: v for k, v in previous.items() if k != "built"} == manifest:
-        return previous["built"]
-    return dt.datetime.now(dt.UTC).date().isoformat()
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="rebuild in a temporary folder; fail on any difference")
-    parser.add_argument("--propose-pages", action="store_true", help="print the page lists the selection rule gives")
-    args = parser.parse_args(argv)
-    start = time.monotonic()
-    if args.propose_pages:
-        train, heldout, rejected = propose_pages()
-        for page, why in sorted(rejected.items()):
-            print(f"# left out {page}: {why}", file=sys.stderr)
-        print(f"TRAIN_PAGES = {tuple(train)!r}\nHELDOUT_PAGES = {tuple(heldout)!r}")
-        return 0
-    manifest_path = OUT_DIR / MANIFEST
-    previous = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else None
-    if args.check:
-        with tempfile.TemporaryDirectory() as tmp:
-            manifest = build(Path(tmp), previous)
-            changed = [name for name in [*manifest["files"], MANIFEST]
-                       if (Path(tmp) / name).read_bytes() != _read(OUT_DIR / name)]
-        print(f"rebuilt in {time.monotonic() - start:.0f} s; "
-              + (f"differs: {', '.join(changed)}" if changed else "identical to the committed files"))
-        return 1 if changed else 0
-    manifest = build(OUT_DIR, previous)
-    for name, info in manifest["files"].items():
-        print(f"{name}: {info['bytes']} bytes" + (f", {info['documents']} documents" if "documents" in info else ""))
-    print(f"built in {time.monotonic() - start:.0f} s")
-    return 0
-
-
-def _read(path: Path) -> bytes:
-    return path.read_bytes() if path.exists() else b""
+    return common.main(argv, __doc__.split("\n\n")[0], MANIFEST, build, propose_pages,
+                       lambda info: f", {info['documents']} documents" if "documents" in info else "")
 
 
 if __name__ == "__main__":

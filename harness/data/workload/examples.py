@@ -1,4 +1,4 @@
-"""Training and evaluation examples from long documents (and chat conversations, harness.workload.chat).
+"""Training and evaluation examples from long documents (and chat conversations, harness.data.workload.chat).
 
 Training: the target is one section (never the first, which has no preceding text); the input is as
 much of the preceding text as the truncation policy allows within `context` tokens, then the target,
@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from harness.workload.chat import Example, TemplateError, chat_example
-from harness.workload.documents import SECTION_SEPARATOR, Document
-from harness.workload.truncation import DoesNotFit, allocate, kept_pieces
+from harness.data.workload.chat import Example, TemplateError, chat_example
+from harness.data.workload.documents import SECTION_SEPARATOR, Document
+from harness.data.workload.truncation import DoesNotFit, allocate, kept_pieces
 
 __all__ = ["DEFAULT_TARGETS", "Example", "TemplateError", "TrainingSet", "TrainingStats", "chat_example",
            "recall_items", "section_items", "training_examples"]

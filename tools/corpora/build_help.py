@@ -1,6 +1,7 @@
 """Regenerate the parallel GIMP-manual corpus (en, es, ca, fr, de) from Debian's gimp-help packages.
 
-Run as `python -m harness.corpora.build_help` on Debian 12 (bookworm) with these packages installed
+Run as `python -m tools.corpora.build_help` (from the repository root) on Debian 12 (bookworm) with these
+packages installed
 (w3m only satisfies gimp-help's "gimp-helpbrowser | www-browser" dependency without pulling in GIMP):
 
     apt-get install -y --no-install-recommends w3m \\
@@ -9,7 +10,7 @@ Run as `python -m harness.corpora.build_help` on Debian 12 (bookworm) with these
 `--check` rebuilds into a temporary folder and fails if any committed byte would change;
 `--propose-pages` reruns the page selection (`propose_pages`) and prints the lists.
 
-Why a second corpus: the man-page corpus (build.py) has no Catalan, since manpages-l10n translates no
+Why a second corpus: the man-page corpus (build_manpages.py) has no Catalan, since manpages-l10n translates no
 page into it, and the question "does slicing the vocabulary to the tokens Spanish, Catalan and
 English use cost anything inside those languages, and outside them" needs the same text in the kept
 languages and in others. Why the GIMP User Manual (source package gimp-help 2.10.34-2): among
@@ -30,7 +31,7 @@ How pages line up: the manual is DocBook, and each translation is made with .po 
 XML (xml2po), so a page (HTML file) has the same paragraphs (<p>) in the same order in every
 language; a paragraph left untranslated stays in English. A page is used only when its non-empty
 paragraphs are as many in all five languages. Paragraph i of a page is kept only when, in all five
-languages, it is prose (`build.is_prose`), at most MAX_UI_SHARE of its characters are menu paths,
+languages, it is prose (`common.is_prose`), at most MAX_UI_SHARE of its characters are menu paths,
 key names, code or file names (DocBook's gui*/keycap/code/... markup), it links to the same pages
 of the manual (a check that the translation is of the same paragraph), its length is within
 LENGTH_RATIO of the English one, and, in each translation, it is really translated: its own words
@@ -48,7 +49,8 @@ text so far from its chapter, until the two splits hold about 2 x TARGET_BYTES o
 fixed in TRAIN_PAGES and HELDOUT_PAGES, so the extract does not change silently; a missing page,
 another package version or a page whose paragraphs no longer line up stops the build.
 
-Output, next to this file, all with the prefix `help.`: `help.<lang>.<split>.jsonl` (one {"id",
+Output, in harness/data/corpora/ (where the harness reads it), all with the prefix `help.`:
+`help.<lang>.<split>.jsonl` (one {"id",
 "lang", "text"} object a line, id the page's file name without .html, paragraphs separated by a
 blank line); `help.MANIFEST.json` (checksums, sizes, provenance, licence, per-page source
 checksums); `help.NOTICES.txt` (what the GFDL asks a modified version to carry: title, copyright
@@ -58,21 +60,19 @@ the same packages gives identical bytes. The man-page corpus's files are not tou
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import re
 import sys
-import tempfile
-import time
 import unicodedata
 from dataclasses import dataclass
 from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
-from harness.corpora import CORPORA, SPLITS, file_name, manifest_name
-from harness.corpora.build import (
+from harness.data.corpora import CORPORA, SPLITS, file_name, manifest_name
+from tools.corpora import common
+from tools.corpora.common import (
     COMMON_LICENSES,
     DOC_ROOT,
     BuildError,
@@ -89,9 +89,8 @@ from harness.corpora.build import (
 
 CORPUS = "help"
 LANGUAGES = CORPORA[CORPUS]
-OUT_DIR = Path(__file__).resolve().parent
 HELP_ROOT = Path("/usr/share/gimp/2.0/help")
-COMMAND = "python -m harness.corpora.build_help"
+COMMAND = "python -m tools.corpora.build_help"
 PACKAGES = {lang: f"gimp-help-{lang}" for lang in LANGUAGES}
 COMMON_PACKAGE = "gimp-help-common"  # the copyright file and AUTHORS (each language's doc folder links to it)
 EXPECTED_VERSIONS = {**{name: "2.10.34-2" for name in PACKAGES.values()}, COMMON_PACKAGE: "2.10.34-2"}
@@ -435,7 +434,7 @@ def english_bytes(page: Page, keep: list[int]) -> int:
 def propose_pages() -> tuple[list[str], list[str], dict[str, str]]:
     """Select and split the pages: the rule that produced TRAIN_PAGES and HELDOUT_PAGES.
 
-    Pages are taken in sha256(id) order (`build.page_order`). A page is used when it is not
+    Pages are taken in sha256(id) order (`common.page_order`). A page is used when it is not
     excluded, its paragraphs line up in the five languages, and it keeps at least MIN_PAGE_BYTES of
     English text that no earlier used page already had (`new_paragraphs`); pages are used until
     they hold 2 x TARGET_BYTES of English text. Each goes to the split with less English text so far
@@ -574,7 +573,7 @@ def build(out_dir: Path, previous_manifest: dict | None) -> dict:
             "max_page_bytes": MAX_PAGE_BYTES,
             "split_rule": ("by page: pages taken in sha256(id) order, each to the split with less English text "
                            f"so far from its chapter (ties: less text in all), until both hold 2 x "
-                           f"{TARGET_BYTES} bytes of English text; see harness.corpora.build_help.propose_pages"),
+                           f"{TARGET_BYTES} bytes of English text; see tools.corpora.build_help.propose_pages"),
         },
         "license": license_note(),
         "pages": pages_meta,
@@ -624,7 +623,8 @@ def notices_text() -> str:
         "== History\n"
         "2002-2023: GNU Image Manipulation Program User Manual, by the GIMP Documentation Team (the Document;\n"
         "release 2.10.34, as Debian 12 ships it).\n"
-        f"{NOTICE_YEAR}: this extract, by the vramlab project, made with harness/corpora/build_help.py: from the\n"
+        f"{NOTICE_YEAR}: this extract, by the vramlab project, made with vramlab's tools/corpora/build_help.py: "
+        "from the\n"
         "Document's HTML pages in five languages, the paragraphs that are prose and translated in all five\n"
         "were kept as plain text, aligned by page and paragraph, and split into a training and a held-out\n"
         "part; figures, tables, titles, menu paths, code and the rest of the text were left out. The kept\n"
@@ -643,43 +643,15 @@ def license_note() -> str:
         f"in Debian's copyright file ({DEBIAN_LICENSE}, Files: *), translations included. The extract is a "
         "modified version in the GFDL's sense: keep help.NOTICES.txt (title, copyright and licence notices, "
         "authors, history) and help.LICENSES.txt (the licence text) with the files. Source: the Debian "
-        "packages at the versions in 'packages' with this folder's build_help.py. The vramlab code "
+        "packages at the versions in 'packages' with vramlab's tools/corpora/build_help.py. The vramlab code "
         "licence (Apache-2.0) does not cover these texts."
     )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="rebuild in a temporary folder; fail on any difference")
-    parser.add_argument("--propose-pages", action="store_true", help="print the page lists the selection rule gives")
-    args = parser.parse_args(argv)
-    start = time.monotonic()
-    if args.propose_pages:
-        train, heldout, rejected = propose_pages()
-        for page, why in sorted(rejected.items()):
-            print(f"# left out {page}: {why}", file=sys.stderr)
-        print(f"TRAIN_PAGES = {tuple(train)!r}\nHELDOUT_PAGES = {tuple(heldout)!r}")
-        return 0
-    manifest_path = OUT_DIR / manifest_name(CORPUS)
-    previous = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else None
-    if args.check:
-        with tempfile.TemporaryDirectory() as tmp:
-            manifest = build(Path(tmp), previous)
-            changed = [name for name in [*manifest["files"], manifest_name(CORPUS)]
-                       if (Path(tmp) / name).read_bytes() != _read(OUT_DIR / name)]
-        print(f"rebuilt in {time.monotonic() - start:.0f} s; "
-              + (f"differs: {', '.join(changed)}" if changed else "identical to the committed files"))
-        return 1 if changed else 0
-    manifest = build(OUT_DIR, previous)
-    for name, info in manifest["files"].items():
-        print(f"{name}: {info['bytes']} bytes" + (f", {info['documents']} documents, {info['paragraphs']} "
-                                                   f"paragraphs" if "documents" in info else ""))
-    print(f"built in {time.monotonic() - start:.0f} s")
-    return 0
-
-
-def _read(path: Path) -> bytes:
-    return path.read_bytes() if path.exists() else b""
+    return common.main(argv, __doc__.split("\n\n")[0], manifest_name(CORPUS), build, propose_pages,
+                       lambda info: f", {info['documents']} documents, {info['paragraphs']} paragraphs"
+                       if "documents" in info else "")
 
 
 if __name__ == "__main__":

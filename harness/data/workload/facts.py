@@ -14,7 +14,7 @@ import random
 import string
 from dataclasses import dataclass
 
-from harness.workload import vocabulary as v
+from harness.data.workload import words as v
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,17 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+import random
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from harness.core.setting import Setting
-from harness.workload.truncation import POLICIES as TRUNCATION_POLICIES
+from harness.data.workload import chat_example, generate_corpus, training_examples
+from harness.data.workload.truncation import POLICIES as TRUNCATION_POLICIES
+from harness.data.workload.userdata import DataError, read_chat_jsonl, read_text_folder
 
 STDLIB_MODULES = (
     "argparse", "asyncio", "base64", "bisect", "calendar", "collections", "concurrent.futures",
@@ -45,8 +49,6 @@ def _data_level(value: Any) -> str | None:
     if value in DATA_KINDS:
         return None
     if isinstance(value, str) and value.startswith(USER_DATA_PREFIXES) and len(value) > 5:
-        from pathlib import Path
-
         path = Path(value.split(":", 1)[1]).expanduser()
         wanted = path.is_file() if value.startswith("chat:") else path.is_dir()
         if not wanted:
@@ -60,13 +62,9 @@ _CHECKED: dict[tuple[str, tuple[tuple[str, int, int], ...]], str | None] = {}
 
 
 def _user_data_problem(value: str) -> str | None:
-    """The user's data read as training will read it (harness/workload/userdata.py), without a model: a file that
+    """The user's data read as training will read it (harness/data/workload/userdata.py), without a model: a file that
     is empty, binary, not UTF-8, not JSON lines of conversations with roles, or a folder without text; once per
     version of the files in a process."""
-    from pathlib import Path
-
-    from harness.workload.userdata import DataError, read_chat_jsonl, read_text_folder
-
     path = Path(value.split(":", 1)[1]).expanduser()
     files = [path] if value.startswith("chat:") else sorted(p for p in path.glob("*.txt") if p.is_file())
     try:
@@ -86,8 +84,6 @@ def input_digest(settings: dict[str, Any]) -> str | None:
     """sha256 of the user's data a cell reads (the chat file, or the folder's .txt files by name and content), so a
     result can tell whether it came from the data that is there now; None for the built-in data, or where the
     data cannot be read."""
-    from pathlib import Path
-
     kind = settings.get("data")
     if not isinstance(kind, str) or not kind.startswith(USER_DATA_PREFIXES):
         return None
@@ -224,9 +220,7 @@ def build_for(settings: dict[str, Any], tokenizer: Any, vocab_size: int, random_
     count = sequences_needed(settings)
     if kind in ("stdlib-docs", "zipf"):
         return build(kind, tokenizer, vocab_size, settings["context"], count, settings["seed"])
-    from harness import workload_data
-
-    return workload_data.build(kind, settings, tokenizer, count)
+    return _from_workload(kind, settings, tokenizer, count)
 
 
 def build(kind: str, tokenizer: Any, vocab_size: int, context: int, count: int, seed: int) -> TrainingData:
@@ -250,3 +244,50 @@ def build(kind: str, tokenizer: Any, vocab_size: int, context: int, count: int, 
     else:
         raise ValueError(f"unknown data kind {kind!r}")
     return TrainingData(sequences, kind, fingerprint(sequences), detail)
+
+
+# --- the document and chat workloads (harness/data/workload/) -----------------------------------------------
+
+TRAINING_CORPUS_SEED = 0  # the training documents; evaluation draws its held-out documents from other seeds
+
+
+def encoder(tokenizer: Any):
+    def encode(text: str) -> list[int]:
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    return encode
+
+
+def training_documents(settings: dict[str, Any]) -> list[Any]:
+    kind = settings["data"]
+    if kind == "grant-reports":
+        words = settings["document_words"]
+        return generate_corpus(TRAINING_CORPUS_SEED, settings["documents"], words // 2, words * 3 // 2)
+    return read_text_folder(Path(kind[len("text:"):]).expanduser())
+
+
+def _from_workload(kind: str, settings: dict[str, Any], tokenizer: Any, count: int) -> TrainingData:
+    if kind.startswith("chat:"):
+        return _chat(Path(kind[len("chat:"):]).expanduser(), settings, tokenizer, count)
+    documents = training_documents(settings)
+    training = training_examples(documents, encoder(tokenizer), settings["context"], settings["truncation"],
+                                 settings["truncation_decay"], count, settings["seed"])
+    sequences = [list(e.input_ids) for e in training.examples]
+    masks = [list(e.completion_mask) for e in training.examples] if settings["completion_only"] == "on" else None
+    detail = {"documents": len(documents), "truncation": settings["truncation"],
+              "truncation_decay": settings["truncation_decay"], **training.stats.as_dict()}
+    return TrainingData(sequences, "grant-reports" if kind == "grant-reports" else "text", fingerprint(sequences),
+                        detail, masks)
+
+
+def _chat(path: Path, settings: dict[str, Any], tokenizer: Any, count: int) -> TrainingData:
+    conversations = read_chat_jsonl(path)
+    order = list(range(len(conversations)))
+    random.Random(settings["seed"]).shuffle(order)
+    examples = [chat_example(tokenizer, conversations[order[i % len(order)]], settings["context"])
+                for i in range(count)]
+    sequences = [list(e.input_ids) for e in examples]
+    masks = [list(e.completion_mask) for e in examples] if settings["completion_only"] == "on" else None
+    detail = {"conversations": len(conversations), "file": path.name,
+              "cut_to_fit": sum(bool(e.notes) for e in examples)}
+    return TrainingData(sequences, "chat", fingerprint(sequences), detail, masks)

@@ -3,7 +3,7 @@
 Nothing can be downloaded at run time, so the long-document workload (reports of more than 140,000
 tokens split into sections) runs on documents made here. A report opens with a summary, personnel,
 sites and methods, then recurs through progress, findings, budget, risks and other section kinds.
-Facts (names, amounts, dates, identifiers, counts, sites; harness.workload.facts) are each stated once,
+Facts (names, amounts, dates, identifiers, counts, sites; harness.data.workload.facts) are each stated once,
 at a random sentence of one of the first quarter of the sections; later sections refer back to about
 half of them verbatim, so that predicting a later section genuinely benefits from earlier context, and
 the other half are stated once only, so that recalling them needs the introducing section itself.
@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.workload import facts as fact_kinds
-from harness.workload import vocabulary as v
+from harness.data.workload import facts as fact_kinds
+from harness.data.workload import words as v
 
 SECTION_SEPARATOR = "\n\n"
 TOKENS_PER_WORD = 1.15  # a lower bound for GPT-2-style tokenizers, see the module docstring

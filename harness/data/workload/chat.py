@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.workload.truncation import DoesNotFit
+from harness.data.workload.truncation import DoesNotFit
 
 Message = dict[str, str]
 

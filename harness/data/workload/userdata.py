@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import closest
-from harness.workload.documents import Document
-from harness.workload.sections import split_sections
+from harness.data.workload.documents import Document
+from harness.data.workload.sections import split_sections
 
 ROLES = ("system", "user", "assistant")
 # names other tools use for the same roles (ShareGPT, Gemini, ...)
@@ -113,7 +113,7 @@ def read_chat_jsonl(path: str | Path) -> list[list[dict[str, str]]]:
 
 def read_text_folder(path: str | Path) -> list[Document]:
     """One Document per *.txt file of the folder (sorted by name, not recursive), split into sections at
-    its headings (harness.workload.sections); the file name without .txt is the id and the title."""
+    its headings (harness.data.workload.sections); the file name without .txt is the id and the title."""
     folder = Path(path)
     if not folder.is_dir():
         raise DataError(f"{folder}: not a folder; give the folder that holds the .txt documents")

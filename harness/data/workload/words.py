@@ -1,4 +1,4 @@
-"""Word lists and sentence templates for the synthetic grant reports (harness.workload.documents).
+"""Word lists and sentence templates for the synthetic grant reports (harness.data.workload.documents).
 
 Everything here is a tuple, never a set or a dict iterated for choices, so that a seeded generator
 picks the same words on every machine. Template slots are `{name}` (or `{name2}` for a second,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from harness.workload.documents import SECTION_SEPARATOR, Section
+from harness.data.workload.documents import SECTION_SEPARATOR, Section
 
 _NUMBERED = re.compile(r"^(\d+\.(?:\d+\.?)*|\d+(?:\.\d+)+)\s+(\S.*)$")
 _NAMED = re.compile(r"^(?:section|chapter|part)\s+(?:\d+|[ivxlc]+)\b\s*[.:\-–—]?\s*(.*)$", re.IGNORECASE)
