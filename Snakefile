@@ -29,7 +29,7 @@ from harness.report_design import design_of
 from harness.results import evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
 from harness.core.environment import cuda_present
-from harness.techniques import needs_cuda
+from harness.stack.techniques import needs_cuda
 from harness.reproduce import machine_label
 from harness.workflow import default_matrix
 

@@ -137,7 +137,7 @@ def _existing_result(cell: Cell, out: Path, force: bool, out_given: bool) -> tup
     from harness.core.environment import cuda_present
     from harness.results import read
     from harness.results.existing import review_cell
-    from harness.techniques import needs_cuda
+    from harness.stack.techniques import needs_cuda
 
     redo = review_cell(out, cell.cell_id, cell.settings)
     if redo is not None or not out.is_file() or force:
@@ -180,7 +180,7 @@ def _cmd_run_cell(args: argparse.Namespace) -> int:
         os.environ[ENV] = str(Path(args.memory_history).resolve())  # the worker inherits it
     if args.warm_start:
         from harness import warm_start
-        from harness.backends import name_for
+        from harness.stack.backends import name_for
 
         # not already in the spare that took this command (which checks all of the above again itself)
         if warm_start.SERVING is None and warm_start.applies_to(cell.settings):
@@ -391,7 +391,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_prepare_model(args: argparse.Namespace) -> int:
-    from harness.models import PackageModelError, resolve
+    from harness.stack.models.sources import PackageModelError, resolve
 
     try:
         print(resolve(args.source, seed=args.seed).path)
@@ -402,8 +402,8 @@ def _cmd_prepare_model(args: argparse.Namespace) -> int:
 
 
 def _cmd_tokenizer_check(args: argparse.Namespace) -> int:
-    from harness.gguf_tokenizer import check_file
-    from harness.models import PackageModelError, source_gguf
+    from harness.stack.models.gguf_tokenizer import check_file
+    from harness.stack.models.sources import PackageModelError, source_gguf
 
     try:
         file = source_gguf(args.source)

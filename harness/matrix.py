@@ -426,7 +426,7 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
 
 def _check_against_model(check: _Checker, cell: Cell) -> None:
     """What the model's config tells before any weight is loaded: positions, vocabulary, layer names."""
-    from harness.model_info import ModelSourceError, facts
+    from harness.stack.models.facts import ModelSourceError, facts
 
     s = cell.settings
     try:

@@ -12,11 +12,14 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from harness import backends, gc_freeze, models
+from harness import gc_freeze
 from harness.core.budget import Budget
 from harness.core.runtime import Runtime
 from harness.data import training as data_module
-from harness.techniques import Plan, Technique, registry
+from harness.stack import backends
+from harness.stack.contract import LoadRequest, Plan, Technique
+from harness.stack.models import sources
+from harness.stack.techniques import registry
 from harness.trackers import TrackerSet
 
 log = logging.getLogger("vramlab")
@@ -44,7 +47,7 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
 
     backend = backends.for_settings(settings)
     plan = Plan(settings=settings, runtime=runtime, backend=backend,
-                load=backends.LoadRequest(max_seq_length=settings["context"]))
+                load=LoadRequest(max_seq_length=settings["context"]))
     techniques = registry()
     for technique in techniques:
         technique.check(plan)
@@ -63,7 +66,7 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
         if runtime.cuda:
             gc_freeze.freeze_imports()
     with trackers.phase("build"):
-        resolved = models.resolve_outside(settings["model"], seed=settings["seed"])
+        resolved = sources.resolve_outside(settings["model"], seed=settings["seed"])
     outputs["model"] = resolved.describe()
 
     with trackers.phase("load"):
@@ -139,7 +142,7 @@ def _make_trainer(settings: dict[str, Any], runtime: Runtime, model: Any, tokeni
                             processing_class=tokenizer,
                             callbacks=[*trackers.callbacks(), _loss_logger(outputs["metrics"]["loss"])])
     # lm_head_loss: the kernel in TRL's chunked LM head (Unsloth's where importing Unsloth replaced TRL's); it
-    # computes the loss only on the loss path `trl-chunked` (harness/techniques/loss_path.py)
+    # computes the loss only on the loss path `trl-chunked` (harness/stack/techniques/loss_path.py)
     outputs["trainer"] = {"loss_type": config.loss_type, "optim": config.optim, "lm_head_loss": lm_head_loss,
                           "gradient_checkpointing": config.gradient_checkpointing,
                           "completion_only_loss": config.completion_only_loss}

@@ -34,7 +34,7 @@ CONFLICTS: tuple[Conflict, ...] = (
     ),
     Conflict(
         "tiled-mlp-needs-unsloth",
-        "the tiled MLP is an option of Unsloth's loader (harness/techniques/tiled_mlp.py); the Hugging Face "
+        "the tiled MLP is an option of Unsloth's loader (harness/stack/techniques/tiled_mlp.py); the Hugging Face "
         "path has no tiling wired in, so the cell would run untiled under a tiled name",
         lambda s: s["tiled_mlp"] != "off" and s["kernels"] != "unsloth",
     ),

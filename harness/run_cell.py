@@ -24,7 +24,7 @@ from harness.core import environment
 from harness.core.cache import cache_root
 from harness.core.runtime import NoDevice, Runtime
 from harness.results import CellResult, Status, now, write_atomic
-from harness.techniques.base import Unavailable
+from harness.stack.contract import Unavailable
 from harness.warm_start import started_how
 
 log = logging.getLogger("vramlab")

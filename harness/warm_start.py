@@ -65,7 +65,7 @@ AHEAD = {"any": PRELOAD,
 # as they are imported, Unsloth itself, and (for a spare any cell may take) what Unsloth patches
 NEVER_AHEAD = ("unsloth", "unsloth_zoo", "bitsandbytes", "liger_kernel")
 NOT_AHEAD = {"any": NEVER_AHEAD + PATCHED_BY_UNSLOTH, "huggingface": NEVER_AHEAD}
-# which spares a cell may take, best first, by its model path (harness.backends.name_for)
+# which spares a cell may take, best first, by its model path (harness.stack.backends.name_for)
 TAKES = {"unsloth": ("any",), "huggingface": ("huggingface", "any")}
 # differ from one cell to the next and are read only after the fork; the shell's own bookkeeping
 # (CUDA_VISIBLE_DEVICES is not one of them: a spare serves cells on the GPU its launcher ran on, so that

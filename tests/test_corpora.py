@@ -359,7 +359,7 @@ def test_unknown_corpus_or_language_lists_the_known_ones():
     ("corpus:help:es,ca,en", ("help", ["es", "ca", "en"])),
 ])
 def test_a_vocabulary_source_names_a_corpus_and_its_languages(value, expected):
-    from harness.techniques.vocabulary import _source_level, corpus_source
+    from harness.stack.techniques.vocabulary import _source_level, corpus_source
 
     assert corpus_source(value) == expected
     assert _source_level(value) is None
@@ -384,7 +384,7 @@ def test_a_bad_vocabulary_source_is_one_clear_line(value, expected):
 
 def test_the_old_syntax_keeps_the_committed_cells_and_a_corpus_name_makes_new_ones():
     from harness.matrix import expand, expand_spec
-    from harness.techniques.vocabulary import corpus_source
+    from harness.stack.techniques.vocabulary import corpus_source
     from tests.conftest import REPO
 
     committed = [c for c in expand("quality-smollm2") if c.settings["vocabulary_source"].startswith("corpus:")]

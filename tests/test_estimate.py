@@ -205,7 +205,7 @@ def test_vramlab_estimate_of_one_cell_from_settings(capsys):
 
 
 def test_a_config_json_folder_is_estimated_as_its_preset(tmp_path):
-    from harness.presets import PRESETS
+    from harness.stack.models.presets import PRESETS
 
     (tmp_path / "config.json").write_text(json.dumps(PRESETS["llama-3.1-8b"]))
     from_folder = estimate_cell(cell(model=str(tmp_path)))

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from harness import models
 from harness.flops import flops_per_token, matmul_parameters
-from harness.presets import PRESETS
+from harness.stack.models import sources as models
+from harness.stack.models.presets import PRESETS
 
 
 @pytest.mark.slow

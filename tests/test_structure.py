@@ -15,7 +15,7 @@ from harness.matrix import MatrixError, expand, matrix_path
 from harness.results import ResultFileError, check
 from harness.results.schemas import MODELS, SCHEMA_DIR, schema_text
 from harness.settings import SETTINGS, table
-from harness.techniques import TECHNIQUES
+from harness.stack.techniques import TECHNIQUES
 from tests.conftest import REPO
 
 # Every committed result file, by matrix: ids are hashes of settings, and a result is found by its id, so
@@ -30,7 +30,7 @@ COMMITTED_IDS = {
                  "aa1e2b0ea208 adfe262831c8 c4518d03b0c1 dd1d9f1b9944 f733b7ddfa6c",
 }
 
-# Ways a module could ask which model path is in use; only harness/backends/ may.
+# Ways a module could ask which model path is in use; only harness/stack/backends/ may.
 BACKEND_QUESTIONS = re.compile(r"\b(plan\.loader|loader ==|backend\.name|isinstance\([^)]*Backend|"
                                r"import unsloth|from unsloth|FastLanguageModel|unsloth_checkpointing)\b")
 

@@ -8,8 +8,8 @@ import torch
 from harness.core.budget import Budget
 from harness.data import training as data
 from harness.lm_head_loss import TorchChunkedLogProb, ensure_lm_head_loss
-from harness.techniques.vocabulary import choose_kept
-from harness.token_map import byte_level_symbols
+from harness.stack.techniques.vocabulary import choose_kept
+from harness.stack.token_map import byte_level_symbols
 from harness.trackers import summarize_steps
 
 
@@ -86,8 +86,8 @@ def test_checkpointing_gives_the_gradients_of_plain_backprop(level):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    from harness.backends.huggingface import HuggingFaceBackend
-    from harness.presets import PRESETS
+    from harness.stack.backends.huggingface import HuggingFaceBackend
+    from harness.stack.models.presets import PRESETS
 
     def lora_grads(checkpointing: str) -> dict[str, torch.Tensor]:
         torch.manual_seed(0)
@@ -111,7 +111,7 @@ def test_slicing_the_vocabulary_keeps_the_modules_and_the_hooks_a_library_put_on
     # the module (and so its hooks) and slice each matrix where it is
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from harness.techniques.vocabulary import Vocabulary
+    from harness.stack.techniques.vocabulary import Vocabulary
 
     model = LlamaForCausalLM(LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
                                          num_attention_heads=2, num_key_value_heads=2))

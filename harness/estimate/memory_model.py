@@ -1,6 +1,6 @@
 """Predicted whole-process device memory of a cell, by component, from its settings and its model's shapes.
 
-No GPU and no weights: shapes come from harness/model_info.py. The peak a cell is judged on is the
+No GPU and no weights: shapes come from harness/stack/models/facts.py. The peak a cell is judged on is the
 whole process's device memory (harness/core/budget.py), and it is made up as
 
     device peak = outside the allocator   CUDA context and libraries' kernels (harness/estimate/outside.py)
@@ -36,7 +36,7 @@ from harness.estimate.activations import (
 from harness.estimate.allocator import CUBLAS_HANDLES, CUBLAS_WORKSPACE, packing_loss
 from harness.estimate.outside import UNSLOTH_PINNED_AT_LOAD_MIB, attention_kernel, outside_bytes
 from harness.estimate.unsloth_plan import embedding_leaves_device
-from harness.model_info import ModelFacts
+from harness.stack.models.facts import ModelFacts
 
 GIB = 2**30
 MIB = 2**20

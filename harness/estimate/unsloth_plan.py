@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.estimate.activations import FP32
-from harness.model_info import ModelFacts
+from harness.stack.models.facts import ModelFacts
 
 MIB = 2**20
 ACTIVATION_BYTES_PER_TOKEN_HIDDEN = 48

@@ -12,7 +12,7 @@ from typing import Any
 
 from lm_eval.models.huggingface import HFLM
 
-from harness.token_map import TokenMap
+from harness.stack.token_map import TokenMap
 
 
 class CellLM(HFLM):

@@ -286,13 +286,12 @@ def _is_missing_data(err: BaseException) -> bool:
 
 def _load(trained: Any, results_dir: Path) -> tuple[Any, Any, Any, Any]:
     """The base model as the cell trained it, its tokenizer, the cell's vocabulary map, with the adapter."""
-    from harness import models
-    from harness.backends import LoadRequest
-    from harness.backends.huggingface import HuggingFaceBackend
     from harness.core.runtime import Runtime
-    from harness.techniques.base import Plan
-    from harness.techniques.vocabulary import Vocabulary
-    from harness.token_map import TokenMap
+    from harness.stack.backends.huggingface import HuggingFaceBackend
+    from harness.stack.contract import LoadRequest, Plan
+    from harness.stack.models import sources
+    from harness.stack.techniques.vocabulary import Vocabulary
+    from harness.stack.token_map import TokenMap
 
     settings = trained.config
     runtime = Runtime.resolve(settings)
@@ -302,7 +301,7 @@ def _load(trained: Any, results_dir: Path) -> tuple[Any, Any, Any, Any]:
     plan = Plan(settings=settings, runtime=runtime, backend=backend,
                 load=LoadRequest(quantization=settings["quantization"], attention=attention,
                                  max_seq_length=settings["context"]))
-    resolved = models.resolve_outside(settings["model"], seed=settings["seed"])
+    resolved = sources.resolve_outside(settings["model"], seed=settings["seed"])
     model, tokenizer = backend.load(resolved.path, plan)
     folder = results.adapter_folder(results_dir, trained.matrix, trained.cell_id)
     token_map = None

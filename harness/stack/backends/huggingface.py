@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from harness.backends.base import AdapterSpec, Backend
-from harness.backends.checkpoint_functions import CountedCheckpoint, OffloadedCheckpoint
-
-if TYPE_CHECKING:
-    from harness.techniques.base import Plan
+from harness.stack.backends.checkpoint_functions import CountedCheckpoint, OffloadedCheckpoint
+from harness.stack.contract import AdapterSpec, Backend, Plan
 
 
 def liger_patched(model: Any) -> dict[str, int]:

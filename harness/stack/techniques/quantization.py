@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.core.setting import Setting
-from harness.techniques.base import Plan, Technique, require_cuda, require_package
+from harness.stack.contract import Plan, Technique, require_cuda, require_package
 
 
 class Quantization(Technique):

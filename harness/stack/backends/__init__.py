@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.backends.base import AdapterSpec, Backend, LoadRequest
+from harness.stack.backends.huggingface import HuggingFaceBackend
+from harness.stack.backends.unsloth import UnslothBackend
+from harness.stack.contract import Backend
 
 
 def name_for(settings: dict[str, Any]) -> str:
@@ -15,12 +17,9 @@ def name_for(settings: dict[str, Any]) -> str:
 
 def for_settings(settings: dict[str, Any]) -> Backend:
     if name_for(settings) == "unsloth":
-        from harness.backends.unsloth import UnslothBackend
-
         return UnslothBackend()
-    from harness.backends.huggingface import HuggingFaceBackend
 
     return HuggingFaceBackend()
 
 
-__all__ = ["AdapterSpec", "Backend", "LoadRequest", "for_settings", "name_for"]
+__all__ = ["for_settings", "name_for"]

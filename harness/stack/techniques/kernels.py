@@ -1,7 +1,7 @@
 """Fused kernels: none, Liger-Kernel, or Unsloth.
 
 Liger patches the loaded model in place (RMSNorm, RoPE, SwiGLU). Unsloth's kernels come with its own
-model path (harness/backends/unsloth.py), which this level selects. Both at once is a declared conflict
+model path (harness/stack/backends/unsloth.py), which this level selects. Both at once is a declared conflict
 (harness/rules.py).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.core.setting import Setting
-from harness.techniques.base import Plan, Technique, require_cuda, require_package
+from harness.stack.contract import Plan, Technique, require_cuda, require_package
 
 REQUIREMENTS = {"liger": ("liger_kernel", "Liger-Kernel (Triton kernels)"), "unsloth": ("unsloth", "Unsloth")}
 

@@ -16,7 +16,7 @@ import importlib.util
 from typing import Any
 
 from harness.core.setting import Setting
-from harness.techniques.base import Plan, Technique, require_cuda
+from harness.stack.contract import Plan, Technique, require_cuda
 
 KERNEL_BY_OP = {
     "flash_attention": "flash",

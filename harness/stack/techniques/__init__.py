@@ -7,16 +7,16 @@ works on the plain loaded model, checkpointing before adapters (peft wraps the m
 To add a technique: write one module with a Technique subclass that declares its settings, and list it here.
 """
 
-from harness.techniques.adapter import Adapter
-from harness.techniques.attention import Attention
-from harness.techniques.base import Plan, Technique, Unavailable
-from harness.techniques.checkpointing import Checkpointing
-from harness.techniques.kernels import Kernels
-from harness.techniques.loss_path import LossPath
-from harness.techniques.optimizer import Optimizer
-from harness.techniques.quantization import Quantization
-from harness.techniques.tiled_mlp import TiledMlp
-from harness.techniques.vocabulary import Vocabulary
+from harness.stack.contract import Technique
+from harness.stack.techniques.adapter import Adapter
+from harness.stack.techniques.attention import Attention
+from harness.stack.techniques.checkpointing import Checkpointing
+from harness.stack.techniques.kernels import Kernels
+from harness.stack.techniques.loss_path import LossPath
+from harness.stack.techniques.optimizer import Optimizer
+from harness.stack.techniques.quantization import Quantization
+from harness.stack.techniques.tiled_mlp import TiledMlp
+from harness.stack.techniques.vocabulary import Vocabulary
 
 TECHNIQUES: tuple[type[Technique], ...] = (Kernels, LossPath, Quantization, Attention, TiledMlp, Vocabulary,
                                            Checkpointing, Adapter, Optimizer)
@@ -34,4 +34,4 @@ def registry() -> list[Technique]:
     return [technique() for technique in TECHNIQUES]
 
 
-__all__ = ["TECHNIQUES", "Plan", "Technique", "Unavailable", "needs_cuda", "registry"]
+__all__ = ["TECHNIQUES", "needs_cuda", "registry"]

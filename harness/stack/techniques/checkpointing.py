@@ -1,6 +1,6 @@
 """Activation checkpointing: off, on (non-reentrant), or offload (layer inputs wait in pinned host memory).
 
-How each mode is put in place belongs to the model path (harness/backends); this technique asks for it and
+How each mode is put in place belongs to the model path (harness/stack/backends); this technique asks for it and
 records the evidence the backend gives that it ran.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.core.setting import Setting
-from harness.techniques.base import Plan, Technique
+from harness.stack.contract import Plan, Technique
 
 
 class Checkpointing(Technique):

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.core.setting import Setting
-from harness.techniques.base import Plan, Technique
+from harness.stack.contract import Plan, Technique
 
 # the module prefix of the forward that computes the loss, for each level where the model does it
 FORWARD_OWNER = {"unsloth-fused-ce": "unsloth", "liger-flce": "liger_kernel", "full-logits": "transformers"}

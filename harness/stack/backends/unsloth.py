@@ -5,12 +5,9 @@ is kept until the adapters are attached."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from harness.backends.base import AdapterSpec, Backend
-
-if TYPE_CHECKING:
-    from harness.techniques.base import Plan
+from harness.stack.contract import AdapterSpec, Backend, Plan
 
 # the harness's checkpointing levels in Unsloth's terms; "unsloth" is its offloading mode
 CHECKPOINTING_MODES: dict[str, bool | str] = {"off": False, "on": True, "offload": "unsloth"}

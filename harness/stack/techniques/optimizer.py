@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.core.setting import Setting
-from harness.techniques.base import Plan, Technique, require_cuda, require_package
+from harness.stack.contract import Plan, Technique, require_cuda, require_package
 
 TRAINER_NAMES = {"adamw_torch": "adamw_torch", "adamw_8bit": "adamw_bnb_8bit",
                  "paged_adamw_8bit": "paged_adamw_8bit"}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.core.setting import Setting
-from harness.techniques.base import Plan, Technique
+from harness.stack.contract import Plan, Technique
 
 
 class TiledMlp(Technique):
