@@ -21,14 +21,13 @@ sys.path.insert(0, workflow.basedir)
 
 from pathlib import Path
 
+from harness.core.environment import cuda_present
 from harness.core.errors import one_line
-from harness.evaluation.plan import evaluation_plan
-from harness.matrix import MatrixError, ceiling_spec, claim_results_folder, matrix_options, matrix_path
-from harness.matrix import expand as expand_matrix
-from harness.report_design import design_of
+from harness.spec.matrix import MatrixError, ceiling_spec, claim_results_folder, design_of, evaluation_plan
+from harness.spec.matrix import matrix_options, matrix_path
+from harness.spec.matrix import expand as expand_matrix
 from harness.results import evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
-from harness.core.environment import cuda_present
 from harness.stack.techniques import needs_cuda
 from harness.reproduce import machine_label
 from harness.workflow import default_matrix

@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.cell_time import comparison, load  # noqa: E402
 from harness import warm_start  # noqa: E402
-from harness.matrix import expand  # noqa: E402
+from harness.spec.matrix import expand  # noqa: E402
 from harness.stack.backends import name_for  # noqa: E402
 
 SPARE_WAIT_SECONDS = 600.0

@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.standalone_run import run_standalone, standalone_report  # noqa: E402
 from harness import results  # noqa: E402
 from harness.core import environment  # noqa: E402
-from harness.matrix import find_cell  # noqa: E402
+from harness.spec.matrix import find_cell  # noqa: E402
 from harness.stack.models import sources as models  # noqa: E402
 
 

@@ -10,7 +10,7 @@
                tables only
   environment.csv one row a distinct environment the cells ran in (hardware, driver, CUDA, Python, library
                versions, what the budget was judged on), with how many cells ran in it: for methods.md
-  design.json  what the report compares: the baseline, the sweep's lines, the charts (harness/report_design.py)
+  design.json  what the report compares: the baseline, the sweep's lines, the charts (harness/spec/design.py)
 
 Only the matrix's current cells are read, in matrix order; a cell with no result file is an error here,
 because Snakemake only aggregates once every cell has one (unless asked for a partial table, where it is a
@@ -27,10 +27,10 @@ from typing import Any
 import pandas as pd
 
 from harness import results
-from harness.cells import Cell
-from harness.matrix import expand
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
-from harness.settings import SETTINGS
+from harness.spec.cells import Cell
+from harness.spec.matrix import expand
+from harness.spec.settings import SETTINGS
 
 ESTIMATE_COLUMNS = ["order", "cell_id", "name", "status", "measured_bytes", "predicted_bytes", "error",
                     "measured_allocated_bytes", "predicted_allocated_bytes", "allocated_error", "peak_moment",
@@ -168,9 +168,8 @@ def tables(found: list[tuple[Cell, CellResult | None]]) -> tuple[pd.DataFrame, p
 
 
 def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool = False) -> Path:
-    from harness.evaluation.plan import evaluation_plan
-    from harness.matrix import load_matrix
-    from harness.report_design import resolve
+    from harness.spec.design import resolve
+    from harness.spec.matrix import evaluation_plan, load_matrix
 
     found = load_results(matrix, results_dir, partial)
     name = found[0][0].matrix

@@ -27,47 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cells import Cell
+from harness.spec.ceiling import CeilingSpec, probe_cell, probe_folder
+from harness.spec.cells import Cell
 
 GIB = 2**30
-
-
-MAX_HIGH = 2**20  # a million tokens: past the context of any model this harness trains
-
-
-class CeilingSpecError(ValueError):
-    """A `ceiling:` section that cannot be used; the message says which key and why."""
-
-
-@dataclass(frozen=True)
-class CeilingSpec:
-    low: int
-    high: int
-    resolution: int = 1024
-
-    @classmethod
-    def parse(cls, section: Any) -> CeilingSpec | None:
-        if section is None:
-            return None
-        if not isinstance(section, dict):
-            raise CeilingSpecError(f"expected a mapping with low, high and resolution, got {section!r}")
-        unknown = set(section) - {"low", "high", "resolution"}
-        if unknown:
-            raise CeilingSpecError(f"unknown key {sorted(unknown)[0]!r}; the keys are low, high and resolution")
-        values = {}
-        for key in ("low", "high", "resolution"):
-            value = section.get(key, cls.resolution if key == "resolution" else None)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise CeilingSpecError(f"{key}: {value!r} is not a positive number of tokens")
-            values[key] = value
-        if values["high"] > MAX_HIGH:
-            raise CeilingSpecError(f"high ({values['high']}) is more than {MAX_HIGH:,} tokens, past any model's "
-                                   "context; a probe there would only fill the machine's memory")
-        if values["low"] >= values["high"]:
-            raise CeilingSpecError(f"low ({values['low']}) must be below high ({values['high']})")
-        if values["low"] % values["resolution"] or values["high"] % values["resolution"]:
-            raise CeilingSpecError(f"low and high must be multiples of resolution ({values['resolution']})")
-        return cls(**values)
 
 
 class Inconclusive(Exception):
@@ -122,17 +85,6 @@ def _halve(fits: Callable[[int], bool], res: int, good: int, bad: int) -> int:
         else:
             bad = middle
     return good
-
-
-def probe_cell(cell: Cell, context: int) -> Cell:
-    """The configuration at another context: a cell of its own, with its own id and result file."""
-    return Cell(matrix=cell.matrix, name=f"{cell.name}@context={context}", settings={**cell.settings,
-                                                                                      "context": context},
-                varied={**cell.varied, "context": context})
-
-
-def probe_folder(results_dir: Path, matrix: str, cell: Cell) -> Path:
-    return results_dir / matrix / "ceiling" / cell.cell_id
 
 
 @dataclass

@@ -1,39 +1,16 @@
-"""Cells repeated over seeds form one group, named like the cell without its `/seed=N` suffix; a group is what a
-table row, a chart point or a comparison stands for. Also: what differs between two sets of settings, said the
-same way everywhere ("quantization nf4, context 8192").
+"""A matrix's groups as tables: a group (cells repeated over seeds, named by harness.spec.cells.group_name) is what a
+table row, a chart point or a comparison stands for; each row holds its first cell's settings and the mean,
+spread and count of every metric.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
 
-NOT_A_DIFFERENCE = ("seed", "name")
-
-
-def group_name(name: str) -> str:
-    return name.split("/seed=")[0]
-
-
-def _same(a: Any, b: Any) -> bool:
-    # cells.csv holds every value as text (lists joined with commas), a Cell holds the YAML value
-    return str(a) == str(b)
-
-
-def differences(settings: Mapping[str, Any], reference: Mapping[str, Any],
-                ignore: Iterable[str] = ()) -> dict[str, Any]:
-    """The settings (in `settings`' order) whose value differs from the reference's; the seed never counts."""
-    skip = {*NOT_A_DIFFERENCE, *ignore}
-    return {k: v for k, v in settings.items() if k not in skip and k in reference and not _same(v, reference[k])}
-
-
-def describe(change: Mapping[str, Any]) -> str:
-    """{'quantization': 'none', 'lora_targets': ['q_proj', 'v_proj']}
-    -> 'quantization none, lora_targets q_proj,v_proj'"""
-    return ", ".join(f"{k} {','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in change.items())
+from harness.spec.cells import group_name
 
 
 def reference_cells(cells: pd.DataFrame, group: str, reference: str) -> pd.DataFrame:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import bytecode
-from harness.cells import Cell
-from harness.matrix import MatrixError, expand, find_cell, matrix_options
 from harness.results import ResultFileError, adapter_folder, result_path
+from harness.spec.cells import Cell
+from harness.spec.matrix import MatrixError, expand, find_cell, matrix_options
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -34,7 +34,7 @@ def _cmd_cells(args: argparse.Namespace) -> int:
 
 
 def _cmd_settings(args: argparse.Namespace) -> int:
-    from harness.settings import table
+    from harness.spec.settings import table
 
     print(table())
     return 0
@@ -44,7 +44,7 @@ def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
     """The matrix's cells, or the one cell that --set describes (over the defaults)."""
     import yaml
 
-    from harness.matrix import expand_spec
+    from harness.spec.matrix import expand_spec
 
     if args.matrix and args.set:
         raise MatrixError("estimate: give a matrix or --set settings of one cell, not both")
@@ -90,8 +90,8 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
 def _cell_and_paths(args: argparse.Namespace) -> tuple[Cell, Path, Path | None]:
     cell = find_cell(args.matrix, args.cell)
     if args.context is not None:
-        from harness.ceiling import probe_cell
-        from harness.settings import SETTINGS
+        from harness.spec.ceiling import probe_cell
+        from harness.spec.settings import SETTINGS
 
         problem = SETTINGS["context"].check(args.context)
         if problem:
@@ -275,15 +275,15 @@ def _cmd_spare(args: argparse.Namespace) -> int:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from harness.core.errors import UsageError
-    from harness.evaluation.plan import evaluation_plan
     from harness.evaluation.stage import evaluate_cell
+    from harness.spec.matrix import evaluation_plan
 
     if not args.task and not evaluation_plan(args.matrix).tasks:
         raise UsageError(f"{args.matrix} has no `evaluation:` section, so there is nothing to evaluate; add one "
                          "(tasks: [...]) or name a task with --task")
     if args.task:
-        from harness.evaluation.names import unknown_task_problem
-        from harness.evaluation.plan import TASK_NAME
+        from harness.tasks.names import unknown_task_problem
+        from harness.tasks.plan import TASK_NAME
 
         bad = next((t for t in args.task if not TASK_NAME.match(t)), None)
         problem = f"{bad!r} is not a task name (letters, digits, '_', '.', '-')" if bad else \
@@ -314,7 +314,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _cmd_ceiling(args: argparse.Namespace) -> int:
     from harness.ceiling import search_all, write_report
-    from harness.matrix import ceiling_spec
+    from harness.spec.matrix import ceiling_spec
 
     spec = ceiling_spec(args.matrix)
     if spec is None:

@@ -1,5 +1,5 @@
 """What the groups of a matrix say against each other, from the group table (harness/cell_groups.py) and the
-design (harness/report_design.py): each change against the baseline, the sweep's points, the memory-throughput
+design (harness/spec/design.py): each change against the baseline, the sweep's points, the memory-throughput
 Pareto front, the loss curves with those that coincide. Tables, charts and the summary all read these frames,
 so a number is computed once.
 
@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness.cell_groups import GIB, group_name, group_table, reference_cells
-from harness.report_design import ReportDesign
+from harness.cell_groups import GIB, group_table, reference_cells
+from harness.spec.cells import group_name
+from harness.spec.design import ReportDesign
 
 # loss curves closer than this (relative, at every step) are drawn once: they could not be told apart anyway
 SAME_CURVE = 1e-4

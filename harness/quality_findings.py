@@ -17,8 +17,9 @@ from typing import Any
 
 import pandas as pd
 
-from harness.cell_groups import GIB, NOT_A_DIFFERENCE, describe, group_name, reference_cells
-from harness.cell_groups import differences as _differences
+from harness.cell_groups import GIB, reference_cells
+from harness.spec.cells import NOT_A_DIFFERENCE, describe, group_name
+from harness.spec.cells import differences as _differences
 
 # the metric that stands for each task in tables: the first of these that the task reports
 MAIN_METRICS = ("bits_per_byte", "exact_match", "acc_norm", "acc", "word_perplexity")
@@ -83,7 +84,7 @@ def _row(table: pd.DataFrame, group: str, task: str, metric: str) -> pd.Series |
 
 
 def _settings(cells: pd.DataFrame) -> list[str]:
-    from harness.settings import SETTINGS
+    from harness.spec.settings import SETTINGS
 
     return [s for s in SETTINGS if s in cells.columns and s not in NOT_A_DIFFERENCE]
 

@@ -74,7 +74,7 @@ def quality_latex(cells: pd.DataFrame, quality: pd.DataFrame) -> Table:
 
 def equivalence(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame) -> list[Verdict]:
     """Each cell whose only difference from another is an exact-by-design technique, held to its tolerances."""
-    from harness.settings import SETTINGS
+    from harness.spec.settings import SETTINGS
 
     settings = [s for s in SETTINGS if s in cells.columns]
     ok = cells[cells["status"] == "ok"]

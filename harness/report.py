@@ -14,7 +14,7 @@ import pandas as pd
 
 from harness import charts, methods, tables
 from harness.comparisons import Frames
-from harness.report_design import ReportDesign
+from harness.spec.design import ReportDesign
 from harness.summary import summary
 
 

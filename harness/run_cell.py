@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from harness import supervise
-from harness.cells import Cell
 from harness.core import environment
 from harness.core.cache import cache_root
 from harness.core.runtime import NoDevice, Runtime
 from harness.results import CellResult, Status, now, write_atomic
+from harness.spec.cells import Cell
 from harness.stack.contract import Unavailable
 from harness.warm_start import started_how
 

@@ -9,9 +9,10 @@ import math
 
 import pandas as pd
 
-from harness.cell_groups import GIB, group_name
+from harness.cell_groups import GIB
 from harness.comparisons import Frames
-from harness.report_design import ReportDesign, x_label
+from harness.spec.cells import group_name
+from harness.spec.design import ReportDesign, x_label
 
 # a difference smaller than this many standard errors is said to be within the spread
 SIGMAS = 2.0

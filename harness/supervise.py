@@ -38,8 +38,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
-from harness.cells import Cell
 from harness.results import CellResult, Status, now, write_atomic
+from harness.spec.cells import Cell
 
 log = logging.getLogger("vramlab")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from harness.comparisons import SAME_CURVE
-from harness.report_design import ReportDesign, x_label
+from harness.spec.design import ReportDesign, x_label
 
 MISSING = "–"
 # what a LaTeX table may not hold as it is

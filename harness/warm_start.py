@@ -53,7 +53,7 @@ log = logging.getLogger("vramlab")
 # imported ahead by every spare: none of them starts CUDA, none is patched by Unsloth
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", "torch.utils.checkpoint", "sympy", "scipy",
            "scipy.special", "networkx", "numpy", "pandas", "pyarrow", "datasets", "safetensors", "tokenizers",
-           "huggingface_hub", "psutil", "jinja2", "torchvision", "harness.cli", "harness.matrix",
+           "huggingface_hub", "psutil", "jinja2", "torchvision", "harness.cli", "harness.spec.matrix",
            "harness.core.progress", "harness.supervise", "harness.run_cell", "harness.recipe", "harness.trackers",
            "harness.data.training", "harness.core.budget")
 # Unsloth patches these as it is imported, so only a spare for a cell on the Hugging Face path imports any of them

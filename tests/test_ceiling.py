@@ -10,8 +10,9 @@ import sys
 import pandas as pd
 import pytest
 
-from harness.ceiling import CeilingSpec, CeilingSpecError, bisect
-from harness.matrix import expand
+from harness.ceiling import bisect
+from harness.spec.ceiling import CeilingSpec, CeilingSpecError
+from harness.spec.matrix import expand
 from tests.conftest import REPO, write_matrix
 
 

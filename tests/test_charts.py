@@ -17,8 +17,8 @@ from harness import results
 from harness.aggregate import aggregate
 from harness.charts import figures
 from harness.comparisons import Frames
-from harness.matrix import expand
 from harness.report import build_report, read, report_tables
+from harness.spec.matrix import expand
 from harness.summary import summary
 from tests.conftest import REPO, write_matrix
 from tests.test_report import write_result

@@ -374,7 +374,7 @@ def test_a_vocabulary_source_names_a_corpus_and_its_languages(value, expected):
     ("help:es,ca", "nor 'corpus:<corpus>:<languages>' (e.g. 'corpus:help:es,ca,en')"),
 ])
 def test_a_bad_vocabulary_source_is_one_clear_line(value, expected):
-    from harness.matrix import MatrixError, expand_spec
+    from harness.spec.matrix import MatrixError, expand_spec
 
     text = f"fixed: {{model: 'arch:tiny-llama', vocabulary_source: '{value}'}}\naxes: {{vocabulary: [native, 1024]}}"
     with pytest.raises(MatrixError) as err:
@@ -383,7 +383,7 @@ def test_a_bad_vocabulary_source_is_one_clear_line(value, expected):
 
 
 def test_the_old_syntax_keeps_the_committed_cells_and_a_corpus_name_makes_new_ones():
-    from harness.matrix import expand, expand_spec
+    from harness.spec.matrix import expand, expand_spec
     from harness.stack.techniques.vocabulary import corpus_source
     from tests.conftest import REPO
 
@@ -401,7 +401,7 @@ def test_the_old_syntax_keeps_the_committed_cells_and_a_corpus_name_makes_new_on
 
 
 def test_the_help_tasks_score_the_held_out_gimp_manual_and_the_text_tasks_the_man_pages():
-    from harness.evaluation.tasks import PROJECT_TASKS
+    from harness.tasks.catalog import PROJECT_TASKS
 
     for lang in HELP_LANGUAGES:
         task = PROJECT_TASKS[f"help_{lang}"]

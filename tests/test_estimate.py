@@ -19,7 +19,7 @@ from harness.estimate.outside import (
     UNSLOTH_PINNED_AT_LOAD_MIB,
     derive,
 )
-from harness.settings import defaults
+from harness.spec.settings import defaults
 
 REPO = Path(__file__).resolve().parent.parent
 GPU_MATRICES = ["seed-16gb", "gpu-check", "quality-smollm2", "ceiling-16gb", "loss-path-16gb", "memory-history"]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness.matrix import expand
+from harness.spec.matrix import expand
 from tests.conftest import TINY, run_vramlab, write_matrix
 
 

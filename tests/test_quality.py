@@ -11,9 +11,9 @@ import sys
 import pandas as pd
 import pytest
 
-from harness.evaluation.plan import EvaluationPlan, EvaluationSpecError
 from harness.evaluation.spread import bootstrap, scores_from
-from harness.matrix import MatrixError, expand_spec
+from harness.spec.matrix import MatrixError, expand_spec
+from harness.tasks.plan import EvaluationPlan, EvaluationSpecError
 from tests.conftest import REPO
 
 
@@ -111,8 +111,8 @@ def test_scores_get_a_spread_where_lm_eval_reports_none():
 
 def test_random_weights_get_no_quality_number(tmp_path):
     from harness.evaluation.stage import evaluate_cell
-    from harness.matrix import expand
     from harness.results import CellResult, read_evaluation, result_path, write_atomic
+    from harness.spec.matrix import expand
 
     matrix = tmp_path / "m.yaml"
     matrix.write_text('fixed: {model: "arch:tiny-llama", device: cpu}\naxes: {adapter: [lora]}\n'

@@ -7,8 +7,8 @@ import pytest
 
 from harness import results
 from harness.aggregate import aggregate
-from harness.matrix import expand
 from harness.report import build_report
+from harness.spec.matrix import expand
 from tests.conftest import REPO, write_matrix
 
 GIB = 2**30
@@ -181,7 +181,7 @@ def _cells_with_seeds() -> pd.DataFrame:
 def test_a_single_seed_change_is_held_against_the_baseline_at_the_same_seed():
     from harness.cell_groups import group_table
     from harness.comparisons import deltas
-    from harness.report_design import ReportDesign
+    from harness.spec.design import ReportDesign
     from harness.tables import deltas_table
 
     cells = _cells_with_seeds()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import yaml
 
-from harness.matrix import expand_spec
-from harness.report_design import ReportDesign, resolve
+from harness.spec.design import ReportDesign, resolve
+from harness.spec.matrix import expand_spec
 
 # the seed matrix in small: a stack, each technique removed, and the stack and a second one swept over context
 SWEEPS = """

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.evaluation import ruler
+from harness.tasks import ruler
 
 NEEDLE = re.compile(r"One of the special magic numbers for ([a-z]+-[a-z]+) is: (\d{7})\.")
 ANSWER_TOKENS = {"kv_retrieval": 64}  # the generators' defaults; the others use 32

@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from harness.matrix import MatrixError, expand, matrix_path
 from harness.results import ResultFileError, check
 from harness.results.schemas import MODELS, SCHEMA_DIR, schema_text
-from harness.settings import SETTINGS, table
+from harness.spec.matrix import MatrixError, expand, matrix_path
+from harness.spec.settings import SETTINGS, table
 from harness.stack.techniques import TECHNIQUES
 from tests.conftest import REPO
 
@@ -127,7 +127,7 @@ def test_every_technique_declares_its_own_settings():
 
 
 def test_list_cells_override_fixed(tmp_path):
-    from harness.matrix import expand_spec
+    from harness.spec.matrix import expand_spec
 
     cells = expand_spec("m", {"fixed": {"context": 64, "adapter": "rslora"}, "design": "list",
                               "cells": [{"name": "a"}, {"name": "b", "adapter": "lora"}]})

@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from harness.cli import parser
-from harness.settings import defaults
+from harness.spec.settings import defaults
 from harness.supervise import TIME_LIMIT_ENV, SupervisorError, end_group, time_limit
 from tests.conftest import REPO, TINY, run_vramlab, write_matrix
 

@@ -1,4 +1,4 @@
-"""The report's charts, each as PDF and PNG: which ones a matrix gets is its design's (harness/report_design.py),
+"""The report's charts, each as PDF and PNG: which ones a matrix gets is its design's (harness/spec/design.py),
 what they draw comes from the frames every part of the report shares (harness/comparisons.py). Each drawer
 builds a figure from those alone; saving is done here, in one place."""
 

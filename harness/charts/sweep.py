@@ -17,7 +17,7 @@ from harness.charts.style import (
     nothing_to_draw,
 )
 from harness.comparisons import Frames, same_lines
-from harness.report_design import x_label
+from harness.spec.design import x_label
 
 NAMES = {"peak_device": "memory", "tokens_per_second": "speed"}
 

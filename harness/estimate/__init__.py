@@ -13,7 +13,7 @@ GIB = 2**30
 
 def estimate_cell(settings: dict[str, Any]) -> Estimate:
     """The estimate for a cell's settings, its model's shapes read without loading weights."""
-    from harness.settings import defaults
+    from harness.spec.settings import defaults
     from harness.stack.models.facts import ModelFacts, facts
 
     # a result written before a setting existed ran at that setting's default

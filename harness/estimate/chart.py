@@ -11,9 +11,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from harness.cells import Cell
 from harness.core.budget import budget_bytes
 from harness.estimate import Estimate
+from harness.spec.cells import Cell
 
 GIB = 2**30
 # bars longer than this many budgets are cut there, so that a cell far over the budget leaves the others legible

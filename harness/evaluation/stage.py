@@ -26,10 +26,10 @@ from typing import Any
 from harness import results
 from harness.core import environment
 from harness.core.errors import did_you_mean
-from harness.evaluation.plan import EvaluationPlan, evaluation_plan
 from harness.evaluation.spread import items_from, scores_from
-from harness.matrix import find_cell
 from harness.results import EvaluationResult, EvaluationStatus, Score, Status
+from harness.spec.matrix import evaluation_plan, find_cell
+from harness.tasks.plan import EvaluationPlan
 
 log = logging.getLogger("vramlab")
 ItemFields = tuple[tuple[str, ...], tuple[str, ...]]
@@ -114,7 +114,7 @@ def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str]
 def _parameters(task: str, settings: dict[str, Any], plan: EvaluationPlan) -> dict[str, Any] | None:
     """A project task's parameters (what its data depends on), known without loading the model; None for an
     lm-eval task, whose data lm-eval owns."""
-    from harness.evaluation.tasks import PROJECT_TASKS, TaskContext
+    from harness.tasks.catalog import PROJECT_TASKS, TaskContext
 
     definition = PROJECT_TASKS.get(task)
     return definition.parameters(TaskContext(settings, None, plan)) if definition else None
@@ -158,7 +158,7 @@ class Session:
         self.scratch.cleanup()
 
     def evaluate(self, task: str) -> EvaluationResult:
-        from harness.evaluation.tasks import PROJECT_TASKS
+        from harness.tasks.catalog import PROJECT_TASKS
 
         started = time.perf_counter()
         try:
@@ -229,7 +229,7 @@ class Session:
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def _project_task(self, task: str) -> Any:
-        from harness.evaluation.tasks import PROJECT_TASKS, TaskContext, write_records
+        from harness.tasks.catalog import PROJECT_TASKS, TaskContext, write_records
 
         definition = PROJECT_TASKS[task]
         ctx = TaskContext(self.settings, self.tokenizer, self.plan)

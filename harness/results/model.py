@@ -247,8 +247,8 @@ class CellResult(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> CellResult:
-        from harness.cells import cell_id_of
-        from harness.settings import defaults
+        from harness.spec.cells import cell_id_of
+        from harness.spec.settings import defaults
 
         expected = cell_id_of({**defaults(), **self.config})
         if expected != self.cell_id:
@@ -268,7 +268,7 @@ class CellResult(Strict):
 
     def row(self, order: int) -> dict[str, Any]:
         """This cell as one row of cells.csv: settings, scalar metrics, and what the records tell."""
-        from harness.settings import SETTINGS
+        from harness.spec.settings import SETTINGS
 
         records = self.records
         row: dict[str, Any] = {"order": order, "cell_id": self.cell_id, "name": self.name,
@@ -343,7 +343,7 @@ class EvaluationResult(Strict):
     scores: list[Score] = Field(default_factory=list, description="the trained cell (base model + adapter)")
     baseline: list[Score] | None = Field(None, description="the same base model untrained (adapter disabled)")
     items: list[dict[str, Any]] | None = Field(None, description="each item's outcome with the trained cell, for "
-                                                "the tasks that record items (harness.evaluation.tasks.ITEM_FIELDS)")
+                                                "the tasks that record items (harness.tasks.catalog.ITEM_FIELDS)")
     baseline_items: list[dict[str, Any]] | None = Field(None, description="the same items untrained")
     adapter_sha256: str | None = None
     limit: int | None = Field(None, description="documents per task when capped; scores are then partial")

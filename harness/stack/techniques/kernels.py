@@ -2,7 +2,7 @@
 
 Liger patches the loaded model in place (RMSNorm, RoPE, SwiGLU). Unsloth's kernels come with its own
 model path (harness/stack/backends/unsloth.py), which this level selects. Both at once is a declared conflict
-(harness/rules.py).
+(harness/spec/conflicts.py).
 """
 
 from __future__ import annotations

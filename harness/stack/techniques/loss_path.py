@@ -18,7 +18,7 @@ pieces, moves the device peak by gigabytes.
 The last three keep SFTTrainer's data, collation and settings and take the loss as `Trainer.compute_loss`
 does: the labels go to the model and its `loss` is the training loss. Which forward ran is read off the model
 before training, and a cell whose model would not compute the loss as named fails instead of running under
-the wrong name. Which levels fit which kernels is declared in harness/rules.py.
+the wrong name. Which levels fit which kernels is declared in harness/spec/conflicts.py.
 """
 
 from __future__ import annotations

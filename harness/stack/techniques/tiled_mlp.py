@@ -5,7 +5,7 @@ shard at a time, so the MLP keeps only its input for backward instead of the gat
 `arctic` is Unsloth's loader option (`unsloth_tiled_mlp`, Arctic Long Sequence Training's scheme): shards
 of hidden-size tokens. Unsloth's other mode, `target`, sizes its shards from half of the device's free
 memory as CUDA reports it; under an emulated budget on a larger GPU that is the whole card's free memory,
-not the budget's, so it is not offered. Only the Unsloth path has it (harness/rules.py).
+not the budget's, so it is not offered. Only the Unsloth path has it (harness/spec/conflicts.py).
 """
 
 from __future__ import annotations

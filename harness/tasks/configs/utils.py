@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.tasks.ruler import score
+
 
 def _answer(generation: str) -> str:
     return generation.strip().split("\n")[0].strip()
@@ -23,6 +25,4 @@ def process_section_bpb(doc: dict[str, Any], results: list[tuple[float, bool]]) 
 
 
 def process_ruler(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
-    from harness.evaluation.ruler import score
-
     return score(results[0], doc["answers"])

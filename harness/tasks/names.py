@@ -15,6 +15,7 @@ from pathlib import Path
 
 from harness.core.cache import cache_root
 from harness.core.errors import did_you_mean
+from harness.tasks.catalog import PROJECT_TASKS
 
 _DECLARED = re.compile(r"""^\s*(?:-\s*)?["']?(?:task|group|tag)["']?:\s*(.*?)\s*$""")
 _ITEM = re.compile(r"""^\s*-\s*["']?([A-Za-z0-9_.\-]+)["']?\s*$""")
@@ -111,8 +112,6 @@ def indexed_names() -> frozenset[str]:
 def unknown_task_problem(tasks: list[str] | tuple[str, ...]) -> str | None:
     """Why one of these task names cannot be run here (no vramlab task and no installed lm-eval task has it), or
     None. Where lm-eval is not installed, lm-eval names are taken on trust."""
-    from harness.evaluation.tasks import PROJECT_TASKS
-
     others = [t for t in tasks if t not in PROJECT_TASKS]
     if not others or _lm_eval() is None:
         return None

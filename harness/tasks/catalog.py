@@ -1,4 +1,4 @@
-"""The project's evaluation tasks: lm-eval task YAML under harness/evaluation/tasks/, data made locally.
+"""The project's evaluation tasks: lm-eval task YAML under harness/tasks/configs/, data made locally.
 
 Each task names its YAML family and how its records are made for one trained cell: the long-document
 workload at the cell's context and truncation (held-out documents, never the training ones), long-context
@@ -17,10 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.data.corpora import documents
+from harness.data.workload import generate_corpus, recall_items, section_items
 from harness.data.workload.examples import DEFAULT_TARGETS
-from harness.evaluation.plan import EvaluationPlan
+from harness.tasks.plan import EvaluationPlan
+from harness.tasks.ruler import generate
 
-TASK_DIR = Path(__file__).resolve().parent / "tasks"
+TASK_DIR = Path(__file__).resolve().parent / "configs"  # lm-eval task YAML and the scoring functions they name
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,6 @@ class TaskContext:
         return len(self.encode(text))
 
     def held_out_documents(self) -> list[Any]:
-        from harness.data.workload import generate_corpus
-
         words = self.settings["document_words"]
         return generate_corpus(self.plan.seed, self.plan.documents, words // 2, words * 3 // 2)
 
@@ -66,7 +67,7 @@ ITEM_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 @dataclass(frozen=True)
 class ProjectTask:
     name: str
-    family: str  # the YAML file under harness/evaluation/tasks/
+    family: str  # the YAML file under harness/tasks/configs/
     records: Callable[[TaskContext], list[dict[str, Any]]]
     description: str
     max_gen_toks: int | None = None
@@ -108,8 +109,6 @@ def _sample_positions(total: int, count: int, seed: int) -> list[int]:
 
 
 def _recall(ctx: TaskContext) -> list[dict[str, Any]]:
-    from harness.data.workload import recall_items
-
     # the items are chosen before their prompts are built, since building a long prompt is the cost
     return recall_items(ctx.held_out_documents(), ctx.encode, ctx.decode, ctx.context, ctx.settings["truncation"],
                         ctx.settings["truncation_decay"], answer_tokens=24, targets=ctx.plan.recall_targets,
@@ -117,16 +116,12 @@ def _recall(ctx: TaskContext) -> list[dict[str, Any]]:
 
 
 def _sections(ctx: TaskContext) -> list[dict[str, Any]]:
-    from harness.data.workload import section_items
-
     return section_items(ctx.held_out_documents(), ctx.encode, ctx.decode, ctx.context, ctx.settings["truncation"],
                          ctx.settings["truncation_decay"])
 
 
 def _ruler(name: str, answer_tokens: int) -> Callable[[TaskContext], list[dict[str, Any]]]:
     def records(ctx: TaskContext) -> list[dict[str, Any]]:
-        from harness.evaluation.ruler import generate
-
         return generate(name, ctx.count, ctx.context, ctx.plan.examples, ctx.plan.seed, answer_tokens=answer_tokens)
 
     return records
@@ -134,8 +129,6 @@ def _ruler(name: str, answer_tokens: int) -> Callable[[TaskContext], list[dict[s
 
 def _text(lang: str, corpus: str = "manpages") -> Callable[[TaskContext], list[dict[str, Any]]]:
     def records(ctx: TaskContext) -> list[dict[str, Any]]:
-        from harness.data.corpora import documents
-
         return [{"id": d.id, "text": d.text} for d in documents(lang, "heldout", corpus=corpus)]
 
     return records

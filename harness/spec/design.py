@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.cell_groups import describe, differences, group_name
-from harness.cells import Cell
 from harness.core.errors import did_you_mean
+from harness.spec.cells import Cell, describe, differences, group_name
+from harness.spec.settings import SETTINGS
 
 KEYS = ("baseline", "x", "lines")
 DEFAULT_X = "context"
@@ -88,8 +88,6 @@ def x_label(x: str | None) -> str:
 
 
 def _setting(where: str, name: Any) -> str:
-    from harness.settings import SETTINGS
-
     if not isinstance(name, str) or name not in SETTINGS:
         raise ReportSpecError(f"{where}: unknown setting {name!r}{did_you_mean(name, list(SETTINGS))}")
     return name
@@ -113,8 +111,6 @@ def _sweeps(groups: dict[str, dict[str, Any]], x: str) -> list[list[str]]:
 
 
 def _x(section: dict[str, Any], groups: dict[str, dict[str, Any]]) -> str | None:
-    from harness.settings import SETTINGS
-
     if "x" not in section:
         return DEFAULT_X if _sweeps(groups, DEFAULT_X) else None
     x = section["x"]
@@ -193,10 +189,3 @@ def resolve(spec: dict[str, Any], cells: list[Cell]) -> ReportDesign:
     return ReportDesign(baseline=baseline, x=x, lines=lines, sweep=tuple(sweep), changes=changes,
                         deltas=tuple(at_baseline), throughput_measured=not shared, quality=quality,
                         recall_by_age=recall)
-
-
-def design_of(matrix: str) -> ReportDesign:
-    from harness.matrix import expand, load_matrix
-
-    _, spec = load_matrix(matrix)
-    return resolve(spec, expand(matrix))

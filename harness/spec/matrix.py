@@ -20,9 +20,9 @@ A matrix file has these top-level keys (only `axes` or `cells` is required):
                                             cannot fit its budget is recorded as `skipped` with the predicted
                                             figure, without loading a model; run (default): every cell runs
     evaluation: {tasks: [...], ...}         what the evaluate stage measures on every trained cell
-                                            (harness/evaluation/plan.py); not part of a cell's id, so
+                                            (harness/tasks/plan.py); not part of a cell's id, so
                                             adding a task never retrains a cell
-    report:  {baseline: ..., x: ..., lines: [...]}  what the report compares (harness/report_design.py);
+    report:  {baseline: ..., x: ..., lines: [...]}  what the report compares (harness/spec/design.py);
                                             derived from the design where left out
 
 Every problem is reported as one line naming the file, the place and, where a near name exists, a
@@ -42,9 +42,14 @@ from typing import Any
 
 import yaml
 
-from harness.cells import Cell
 from harness.core.errors import did_you_mean
-from harness.settings import SETTINGS, defaults
+from harness.spec.ceiling import CeilingSpec, CeilingSpecError
+from harness.spec.cells import Cell
+from harness.spec.design import ReportDesign, ReportSpecError, resolve
+from harness.spec.settings import SETTINGS, defaults
+from harness.stack.models.facts import ModelSourceError, facts
+from harness.tasks.names import unknown_task_problem
+from harness.tasks.plan import EvaluationPlan, EvaluationSpecError
 
 TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells", "include", "exclude",
                   "seeds", "concurrent_cells", "predicted_oom", "evaluation", "ceiling", "report")
@@ -57,7 +62,7 @@ def ablation_dirs() -> list[Path]:
     """Where matrix names are looked up, in order: $VRAMLAB_ABLATIONS, ./ablations, the source checkout
     this package runs from, and the copy a wheel installs under <prefix>/share/vramlab/ablations."""
     dirs = [Path(os.environ["VRAMLAB_ABLATIONS"])] if os.environ.get("VRAMLAB_ABLATIONS") else []
-    dirs += [Path.cwd() / "ablations", Path(__file__).resolve().parent.parent / "ablations",
+    dirs += [Path.cwd() / "ablations", Path(__file__).resolve().parents[2] / "ablations",
              Path(sys.prefix) / "share" / "vramlab" / "ablations"]
     unique: list[Path] = []
     for folder in dirs:
@@ -367,19 +372,15 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
 
     exclusions = [check.assignment(f"exclude[{i}]", e) for i, e in enumerate(check.entries("exclude",
                                                                                           spec.get("exclude")))]
-    from harness.evaluation.plan import EvaluationPlan, EvaluationSpecError
 
     try:
         plan = EvaluationPlan.parse(spec.get("evaluation"))
     except EvaluationSpecError as err:
         raise check.fail("evaluation", str(err)) from None
-    from harness.evaluation.names import unknown_task_problem
 
     problem = unknown_task_problem(plan.tasks)
     if problem:
         raise check.fail("evaluation", f"tasks: {problem}")
-
-    from harness.ceiling import CeilingSpec, CeilingSpecError
 
     try:
         ceiling = CeilingSpec.parse(spec.get("ceiling"))
@@ -415,7 +416,6 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
                                     "(in fixed, or not at all) and the range with low and high")
     for cell in cells if check_model else ():
         _check_against_model(check, cell)
-    from harness.report_design import ReportSpecError, resolve
 
     try:
         resolve(spec, cells)
@@ -426,8 +426,6 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
 
 def _check_against_model(check: _Checker, cell: Cell) -> None:
     """What the model's config tells before any weight is loaded: positions, vocabulary, layer names."""
-    from harness.stack.models.facts import ModelSourceError, facts
-
     s = cell.settings
     try:
         model = facts(s["model"])
@@ -484,13 +482,26 @@ def _predicted_oom_problem(value: Any) -> str | None:
 
 def ceiling_spec(name_or_path: str) -> Any:
     """The matrix's `ceiling:` section (harness/ceiling.py), or None."""
-    from harness.ceiling import CeilingSpec, CeilingSpecError
-
     _, spec = load_matrix(name_or_path)
     try:
         return CeilingSpec.parse(spec.get("ceiling"))
     except CeilingSpecError as err:
         raise MatrixError(f"{matrix_path(name_or_path)}: ceiling: {err}") from None
+
+
+def evaluation_plan(matrix: str) -> EvaluationPlan:
+    """The matrix's `evaluation:` section (harness/tasks/plan.py), parsed."""
+    _, spec = load_matrix(matrix)
+    try:
+        return EvaluationPlan.parse(spec.get("evaluation") if isinstance(spec, dict) else None)
+    except EvaluationSpecError as err:
+        raise MatrixError(f"{matrix_path(matrix)}: evaluation: {err}") from None
+
+
+def design_of(matrix: str) -> ReportDesign:
+    """The report's design: the matrix's `report:` section resolved against its cells (harness/spec/design.py)."""
+    _, spec = load_matrix(matrix)
+    return resolve(spec, expand(matrix))
 
 
 def _readable_name(varied: dict[str, Any]) -> str:

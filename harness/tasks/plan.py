@@ -10,8 +10,8 @@
       recall_targets: [0.25, 0.5, 0.75, 1.0]   where recall questions are asked, as fractions of the way
                          through a document's sections (earlier targets ask about younger facts)
 
-A task is either one of this project's (harness/evaluation/tasks.py: task YAML under
-harness/evaluation/tasks/, data generated or committed locally) or the name of any task installed with
+A task is either one of this project's (harness/tasks/catalog.py: task YAML under
+harness/tasks/configs/, data generated or committed locally) or the name of any task installed with
 lm-eval; the latter runs where its data is available offline and is recorded as skipped, with the reason,
 where it is not. The section is not part of any cell's id: adding a task evaluates the trained cells again
 without training them again.
@@ -86,13 +86,3 @@ class EvaluationPlan:
                                       "in (0, 1]")
         return cls(tasks=tuple(tasks), limit=limit, baseline=baseline, recall_targets=tuple(float(t) for t in targets),
                    **options)
-
-
-def evaluation_plan(matrix: str) -> EvaluationPlan:
-    from harness.matrix import MatrixError, load_matrix, matrix_path
-
-    _, spec = load_matrix(matrix)
-    try:
-        return EvaluationPlan.parse(spec.get("evaluation") if isinstance(spec, dict) else None)
-    except EvaluationSpecError as err:
-        raise MatrixError(f"{matrix_path(matrix)}: evaluation: {err}") from None

@@ -5,7 +5,7 @@ what budget), the data settings in `harness/data/training.py`, and each techniqu
 `harness/stack/techniques/`. `SETTINGS` assembles them, in that order, into the table that matrix files are
 validated against and that `vramlab settings` prints.
 
-A cell's id is a hash of its settings (harness/cells.py). Settings added after the first results were
+A cell's id is a hash of its settings (harness/spec/cells.py). Settings added after the first results were
 committed are declared with `hashed_at_default=False`: they enter the hash only when a cell sets them to
 something other than their default, so every cell measured before they existed keeps its id.
 """
