@@ -22,7 +22,8 @@ from harness import supervise
 from harness.core import environment
 from harness.core.cache import cache_root
 from harness.core.runtime import NoDevice, Runtime
-from harness.results import CellResult, Status, now, write_atomic
+from harness.results import CellResult, Status, new_result, now, write_atomic
+from harness.results.existing import record_input
 from harness.spec.cells import Cell
 from harness.stack.contract import Unavailable
 from harness.warm_start import started_how
@@ -38,11 +39,6 @@ def is_oom(error: BaseException) -> bool:
     if isinstance(error, torch.OutOfMemoryError | MemoryError):
         return True
     return isinstance(error, RuntimeError) and any(m in str(error) for m in _OOM_MARKERS)
-
-
-def new_result(cell: Cell, status: Status, reason: str | None = None, **fields: Any) -> CellResult:
-    return CellResult(cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, status=status, reason=reason,
-                      config=cell.settings, varied=cell.varied, started_at=now(), **fields)
 
 
 def run(cell: Cell, out: Path, adapter_dir: Path | None = None, shared_device: bool = False,
@@ -189,16 +185,6 @@ def time_by_phase(metrics: dict[str, Any], warmup_steps: int, measure_start: flo
     parts["setup_and_teardown"] = max(in_measurement - sum(v for k, v in parts.items() if k != "start_and_imports"),
                                       0.0)
     return {**parts, "total": sum(parts.values())}
-
-
-def record_input(result: CellResult) -> None:
-    """The digest of the user's data the cell read, so that an error it caused is redone once the data is fixed
-    (harness/results/existing.py)."""
-    from harness.results.existing import recorded_input
-
-    found = recorded_input(result.config)
-    if found:
-        result.records.setdefault("input", found)
 
 
 def _finish(result: CellResult, out: Path) -> CellResult:

@@ -38,7 +38,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
-from harness.results import CellResult, Status, now, write_atomic
+from harness.results import CellResult, Status, new_result, now, write_atomic
+from harness.results.existing import record_input
 from harness.spec.cells import Cell
 
 log = logging.getLogger("vramlab")
@@ -432,7 +433,6 @@ def _how_it_exited(returncode: int | None) -> str:
 
 def _write_result(cell: Cell, out: Path, status: dict[str, Any], limit: float, ended_by: str | None,
                   returncode: int | None, started: str) -> CellResult:
-    from harness.run_cell import new_result, record_input
 
     phase = str(status.get("phase") or "start")
     trace = status.get("traceback")

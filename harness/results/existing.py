@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.data.training import input_digest
 from harness.results.model import CellResult, EvaluationResult, Status
 from harness.results.store import ResultFileError, check, set_aside
 
@@ -67,10 +68,16 @@ def review_evaluation(path: Path, cell_id: str, task: str) -> Redo | None:
 
 def recorded_input(settings: dict[str, Any]) -> dict[str, str]:
     """What a result records of the input it was measured on: the user's data's digest, where it has any."""
-    from harness.data.training import input_digest
-
     digest = input_digest(settings)
     return {"data_sha256": digest} if digest else {}
+
+
+def record_input(result: CellResult) -> None:
+    """The digest of the user's data the cell read, so that an error it caused is redone once the data is fixed
+    (harness/results/existing.py)."""
+    found = recorded_input(result.config)
+    if found:
+        result.records.setdefault("input", found)
 
 
 def _input_changed(path: Path, result: CellResult, settings: dict[str, Any]) -> Redo | None:

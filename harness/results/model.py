@@ -9,6 +9,7 @@ aggregate (harness/aggregate.py) and the report (harness/report.py) take their c
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 from enum import StrEnum
@@ -16,9 +17,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from harness.spec.cells import Cell, cell_id_of
+from harness.spec.settings import SETTINGS, defaults
+
 CELL_SCHEMA_VERSION = 2
 EVALUATION_SCHEMA_VERSION = 1
 GIB = 2**30
+
+
+def now() -> str:
+    """A result's time stamps (started_at, finished_at): UTC, to the second."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 class Status(StrEnum):
@@ -247,9 +256,6 @@ class CellResult(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> CellResult:
-        from harness.spec.cells import cell_id_of
-        from harness.spec.settings import defaults
-
         expected = cell_id_of({**defaults(), **self.config})
         if expected != self.cell_id:
             raise ValueError(f"config does not match cell_id {self.cell_id} (its settings hash to {expected})")
@@ -268,8 +274,6 @@ class CellResult(Strict):
 
     def row(self, order: int) -> dict[str, Any]:
         """This cell as one row of cells.csv: settings, scalar metrics, and what the records tell."""
-        from harness.spec.settings import SETTINGS
-
         records = self.records
         row: dict[str, Any] = {"order": order, "cell_id": self.cell_id, "name": self.name,
                                "status": self.status.value, "reason": self.reason}
@@ -306,6 +310,12 @@ class CellResult(Strict):
                  "seconds": seconds[i] if i < len(seconds) else None,
                  "loss": losses[i] if i < len(losses) else None, "warmup": i < warmup}
                 for i in range(max(len(seconds), len(losses)))]
+
+
+def new_result(cell: Cell, status: Status, reason: str | None = None, **fields: Any) -> CellResult:
+    """A cell's result as every writer starts it: its id, name, matrix, settings and the time it started."""
+    return CellResult(cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, status=status, reason=reason,
+                      config=cell.settings, varied=cell.varied, started_at=now(), **fields)
 
 
 STEP_COLUMNS = ["cell_id", "name", "step", "seconds", "loss", "warmup"]

@@ -26,10 +26,6 @@ class ResultFileError(ValueError):
     """A result file that cannot be used; the message names the file and the field."""
 
 
-def now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
 def result_path(results_dir: Path, matrix: str, cell_id: str) -> Path:
     return Path(results_dir) / matrix / f"{cell_id}.json"
 
