@@ -29,7 +29,7 @@ from harness.spec.matrix import expand as expand_matrix
 from harness.results import evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
 from harness.stack.techniques import needs_cuda
-from harness.reproduce import machine_label
+from harness.report.reproduce import machine_label
 from harness.workflow import default_matrix
 
 def _flag(name, default, also=()):
@@ -79,7 +79,7 @@ except MatrixError as err:
 NEEDS_GPU = {c.cell_id: int(c.settings["device"] != "cpu") for c in CELLS}
 SHARED = CONCURRENT > 1 and workflow.local_exec
 workflow.global_resources.setdefault("gpu_slot", CONCURRENT)
-# each cell leaves a process that imports the libraries ahead for the next one (harness/warm_start.py); off with
+# each cell leaves a process that imports the libraries ahead for the next one (harness/process/warm_start.py); off with
 # --config warm_start=false. On a cluster each job may land on another node, so there it is always off.
 WARM = ["--warm-start"] if workflow.local_exec and _flag("warm_start", "true") else []
 

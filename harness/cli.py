@@ -4,16 +4,35 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import os
 import sys
 from pathlib import Path
-from typing import Any
 
-from harness import bytecode
-from harness.results import ResultFileError, adapter_folder, result_path
+import yaml
+
+from harness.core.console import send_to_log, start_logging
+from harness.core.errors import UsageError, run_command
+from harness.estimate import calibration
+from harness.estimate.chart import components_chart
+from harness.estimate.table import as_json, cell_estimate, render
+from harness.evaluation.stage import evaluate_cell
+from harness.process import cell_command, spare
+from harness.process.ceiling import search_all
+from harness.report.aggregate import aggregate
+from harness.report.build import build_report
+from harness.report.ceiling import write_report
+from harness.report.reproduce import machine_label, write_comparison
+from harness.results import ResultFileError, check, evaluation_path, read_evaluation
+from harness.results.schemas import write_schemas
+from harness.results.store import migrate_files
+from harness.run import bytecode, worker
+from harness.spec import settings
 from harness.spec.cells import Cell
-from harness.spec.matrix import MatrixError, expand, find_cell, matrix_options
+from harness.spec.matrix import MatrixError, ceiling_spec, evaluation_plan, expand, expand_spec, find_cell
+from harness.stack.models.gguf_tokenizer import check_file
+from harness.stack.models.sources import PackageModelError, resolve, source_gguf
+from harness.tasks.names import unknown_task_problem
+from harness.tasks.plan import TASK_NAME
+from harness.workflow import default_matrix
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -34,18 +53,12 @@ def _cmd_cells(args: argparse.Namespace) -> int:
 
 
 def _cmd_settings(args: argparse.Namespace) -> int:
-    from harness.spec.settings import table
-
-    print(table())
+    print(settings.table())
     return 0
 
 
 def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
     """The matrix's cells, or the one cell that --set describes (over the defaults)."""
-    import yaml
-
-    from harness.spec.matrix import expand_spec
-
     if args.matrix and args.set:
         raise MatrixError("estimate: give a matrix or --set settings of one cell, not both")
     if args.matrix:
@@ -53,23 +66,19 @@ def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
         return [c for c in cells if c.name == args.cell or c.cell_id == args.cell] if args.cell else cells
     if not args.set:
         raise MatrixError("estimate: give a matrix (e.g. seed-16gb) or one cell's settings with --set KEY=VALUE")
-    settings: dict = {"name": "cell"}
+    cell_settings: dict = {"name": "cell"}
     for pair in args.set:
         key, sep, value = pair.partition("=")
         if not sep:
             raise MatrixError(f"--set {pair!r}: write it as KEY=VALUE (e.g. --set context=32768)")
-        settings[key.strip()] = yaml.safe_load(value)
-    return expand_spec("estimate", {"design": "list", "cells": [settings]}, source="--set")
+        cell_settings[key.strip()] = yaml.safe_load(value)
+    return expand_spec("estimate", {"design": "list", "cells": [cell_settings]}, source="--set")
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
-    from harness.estimate.table import as_json, cell_estimate, render
-
     if args.calibrate:
-        from harness.estimate.calibration import rows, table
-
         sources = [Path(d) for d in args.calibrate]
-        print(table(rows(sources), sources))
+        print(calibration.table(calibration.rows(sources), sources))
         return 0
     cells = _estimated_cells(args)
     if not cells:
@@ -81,210 +90,19 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         if est is not None:
             estimated.append((cell, est))
     if args.chart and estimated:
-        from harness.estimate.chart import components_chart
-
         print(components_chart(estimated, Path(args.results_dir), Path(args.chart)), file=sys.stderr)
     return 0
 
 
-def _cell_and_paths(args: argparse.Namespace) -> tuple[Cell, Path, Path | None]:
-    cell = find_cell(args.matrix, args.cell)
-    if args.context is not None:
-        from harness.spec.ceiling import probe_cell
-        from harness.spec.settings import SETTINGS
-
-        problem = SETTINGS["context"].check(args.context)
-        if problem:
-            raise MatrixError(f"--context: {problem}")
-        cell = probe_cell(cell, args.context)
-    out = Path(args.out) if args.out else result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
-    adapter = adapter_folder(out.parent.parent, cell.matrix, cell.cell_id) if args.keep_adapter else None
-    return cell, out, adapter
-
-
-def _cell_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--matrix", required=True)
-    p.add_argument("--cell", required=True, help="the cell id")
-    p.add_argument("--out", help="result file (default results/<matrix>/<cell_id>.json)")
-    p.add_argument("--results-dir", default="results")
-    p.add_argument("--keep-adapter", action="store_true",
-                   help="save the trained adapter under results/<matrix>/adapters/<cell_id>/ for evaluation")
-    p.add_argument("--shared-device", action="store_true",
-                   help="other cells run on the device at the same time: throughput is recorded as not measured")
-    p.add_argument("--context", type=int, metavar="TOKENS",
-                   help="the cell at another context, a cell of its own (a probe of `vramlab ceiling`)")
-    p.add_argument("--memory-history", metavar="FILE",
-                   help="record the allocator's history (CUDA): the snapshot to FILE, and what is alive at the "
-                        "allocated peak, by the code that made it, to FILE.peak.json (harness/memory_history.py)")
-
-
-def _out_problem(cell: Cell, out: Path) -> str | None:
-    """--out names this cell's result file: a file named by the cell's id, so that no other file is ever taken for a
-    damaged result and set aside, or written over."""
-    if out.is_dir():
-        return f"--out {out} is a folder; give the path of the result file (e.g. {out / (cell.cell_id + '.json')})"
-    if out.name != f"{cell.cell_id}.json":
-        return (f"--out {out}: a result file is named by its cell's id; give a path ending in {cell.cell_id}.json "
-                f"(e.g. {out.parent / (cell.cell_id + '.json')})")
-    return None
-
-
-def _existing_result(cell: Cell, out: Path, force: bool, out_given: bool) -> tuple[str | None, Any]:
-    """What stands in the way of measuring `cell` into `out`: a reason to stop (the result there is kept), or a
-    damaged or stale file to set aside first (harness/results/existing.py), or neither. A result is replaced only
-    by a newer measurement of the same cell, named with --out, on a machine that can measure it (or with
-    --force); reads only."""
-    from harness.core.environment import cuda_present
-    from harness.results import read
-    from harness.results.existing import review_cell
-    from harness.stack.techniques import needs_cuda
-
-    redo = review_cell(out, cell.cell_id, cell.settings)
-    if redo is not None or not out.is_file() or force:
-        return None, redo
-    existing = read(out)
-    env = existing.environment
-    where = (env.gpu or env.cpu) if env else "another machine"
-    if not out_given:
-        return (f"{out} already holds the {existing.status.value} result of this cell from {where}; it is kept "
-                "(delete the file to measure the cell again, give --out to measure it into another file, or "
-                "--force to replace it)"), None
-    if needs_cuda(cell.settings) and not cuda_present():
-        return (f"{out} holds the {existing.status.value} result of this cell from {where}; this machine has no "
-                "CUDA GPU, so here the cell could only be skipped: the result is kept (--force replaces it)"), None
-    return None, None
-
-
-def _cmd_run_cell(args: argparse.Namespace) -> int:
-    """Every argument is checked before any file is touched; then, under the cell's lock, an existing result is
-    kept, or set aside where it is damaged, and the cell is measured."""
-    from harness.supervise import SupervisorError, time_limit
-
-    cell, out, _ = _cell_and_paths(args)
-    problem = _out_problem(cell, out)
-    try:
-        limit = time_limit(cell.settings, args.time_limit)
-    except SupervisorError as err:
-        problem = problem or str(err)
-    for flag in ("log", "memory_history"):
-        given = getattr(args, flag, None)
-        if not problem and given and Path(given).is_dir():
-            problem = f"--{flag.replace('_', '-')} {given} is a folder; give the path of a file"
-    problem = problem or _existing_result(cell, out, args.force, args.out is not None)[0]
-    if problem:
-        print(f"vramlab: {problem}", file=sys.stderr)
-        return 2
-    if getattr(args, "memory_history", None):
-        from harness.memory_history import ENV
-
-        os.environ[ENV] = str(Path(args.memory_history).resolve())  # the worker inherits it
-    if args.warm_start:
-        from harness import warm_start
-        from harness.stack.backends import name_for
-
-        # not already in the spare that took this command (which checks all of the above again itself)
-        if warm_start.SERVING is None and warm_start.applies_to(cell.settings):
-            kinds = warm_start.kinds_for({name_for(c.settings) for c in expand(args.matrix)
-                                          if warm_start.applies_to(c.settings)})
-            code = warm_start.run_in_spare([a for a in args.argv if a != "--warm-start"], name_for(cell.settings),
-                                           kinds)
-            if code is not None:
-                return code
-            warm_start.launch_spares(kinds)  # for the next cells
-    from harness.results.lock import result_lock
-
-    def waiting(holder: str, lock: Path) -> None:
-        print(f"vramlab: cell {cell.name} ({cell.cell_id}) is being measured by another run ({holder}; lock "
-              f"{lock}); waiting for it to end, so that the cell is never measured twice at once", file=sys.stderr)
-
-    with result_lock(out, waiting) as waited:
-        if waited and out.is_file() and _existing_result(cell, out, False, False)[0]:
-            print(f"vramlab: cell {cell.name} ({cell.cell_id}) was measured by the run this one waited for; its "
-                  f"result {out} is kept", file=sys.stderr)
-            return 0
-        refusal, redo = _existing_result(cell, out, args.force, args.out is not None)
-        if refusal:
-            print(f"vramlab: {refusal}", file=sys.stderr)
-            return 2
-        if redo is not None:
-            print(f"vramlab: {redo.reason}; moved to {redo.set_aside()}, and the cell is measured again",
-                  file=sys.stderr)
-        return _supervised(args, cell, out, limit)
-
-
-def _supervised(args: argparse.Namespace, cell: Cell, out: Path, limit: float) -> int:
-    from harness.supervise import supervise
-
-    # the worker is given the resolved result file, so that both processes look at the same one
-    worker_args = ["--matrix", args.matrix, "--cell", args.cell, "--out", str(out)]
-    worker_args += ["--keep-adapter"] * args.keep_adapter + ["--shared-device"] * args.shared_device
-    worker_args += ["--context", str(args.context)] if args.context is not None else []
-    if args.log is None:
-        logging.getLogger("vramlab").info("cell %s of %s: %s (time limit %g s)", cell.cell_id, cell.matrix,
-                                          cell.name, limit)
-        return supervise(cell, out, worker_args, limit)
-    # a ceiling probe is no cell of the matrix: where the matrix stands says nothing about it
-    ids = [c.cell_id for c in expand(args.matrix)] if args.context is None else None
-    return _run_cell_quietly(ids, cell, out, worker_args, limit, Path(args.log))
-
-
-def _run_cell_quietly(ids: list[str] | None, cell: Cell, out: Path, worker_args: list[str], limit: float,
-                      log_file: Path) -> int:
-    """The console gets where the matrix stands, one progress line for this cell and its outcome; the log file
-    gets everything, the worker's output included."""
-    from harness.core.console import send_to_log
-    from harness.core.progress import StepLine, matrix_standing
-    from harness.results import read
-    from harness.supervise import supervise
-
-    def standing() -> str:
-        return matrix_standing(ids, out.parent) if ids is not None else "a ceiling probe"
-
-    console = send_to_log(log_file)
-    logging.getLogger("vramlab").info("cell %s of %s: %s (time limit %g s)", cell.cell_id, cell.matrix, cell.name,
-                                      limit)
-    console.write(f"vramlab: {standing()}; cell {cell.name} ({cell.cell_id}) starts, "
-                  f"its log: {log_file}\n")
-    line = StepLine(f"cell {cell.name}", console)
-    code = supervise(cell, out, worker_args, limit, progress=line.update)
-    try:
-        result = read(out)
-        outcome = result.status.value + (f": {result.reason}" if result.reason else "")
-    except (OSError, ResultFileError):
-        outcome = "no result (see its log)"
-    line.close(f"vramlab: cell {cell.name}: {outcome[:300]}; {standing()}")
-    return code
-
-
-def _cmd_run_cell_worker(args: argparse.Namespace) -> int:
-    from harness.run_cell import run
-    from harness.supervise import worker
-
-    with worker():
-        cell, out, adapter = _cell_and_paths(args)
-        run(cell, out, adapter, shared_device=args.shared_device,
-            predicted_oom=matrix_options(args.matrix)["predicted_oom"])
-    return 0
-
-
 def _cmd_spare(args: argparse.Namespace) -> int:
-    from harness.warm_start import serve
-
-    return serve(args.kind, args.launcher)
+    return spare.serve(args.kind, args.launcher)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from harness.core.errors import UsageError
-    from harness.evaluation.stage import evaluate_cell
-    from harness.spec.matrix import evaluation_plan
-
     if not args.task and not evaluation_plan(args.matrix).tasks:
         raise UsageError(f"{args.matrix} has no `evaluation:` section, so there is nothing to evaluate; add one "
                          "(tasks: [...]) or name a task with --task")
     if args.task:
-        from harness.tasks.names import unknown_task_problem
-        from harness.tasks.plan import TASK_NAME
-
         bad = next((t for t in args.task if not TASK_NAME.match(t)), None)
         problem = f"{bad!r} is not a task name (letters, digits, '_', '.', '-')" if bad else \
             unknown_task_problem(args.task)
@@ -293,8 +111,6 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.log is None:
         evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=args.task or None)
         return 0
-    from harness.core.console import send_to_log
-    from harness.results import evaluation_path, read_evaluation
 
     console = send_to_log(Path(args.log))
     cell = find_cell(args.matrix, args.cell)
@@ -313,9 +129,6 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_ceiling(args: argparse.Namespace) -> int:
-    from harness.ceiling import search_all, write_report
-    from harness.spec.matrix import ceiling_spec
-
     spec = ceiling_spec(args.matrix)
     if spec is None:
         print(f"vramlab: {args.matrix} has no `ceiling:` section (low, high, resolution) to search",
@@ -334,8 +147,6 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from harness.reproduce import machine_label, write_comparison
-
     path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir),
                             args.machine or machine_label())
     print(path.read_text().splitlines()[0])
@@ -343,8 +154,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from harness.results import check
-
     paths = [p for given in args.paths for p in (sorted(Path(given).rglob("*.json")) if Path(given).is_dir()
                                                  else [Path(given)])]
     # in a results folder, not result files: set-aside damage, adapters, the untrained-baseline cache
@@ -361,38 +170,28 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from harness.results.schemas import write_schemas
-
     for path in write_schemas(Path(args.out) if args.out else None):
         print(path)
     return 0
 
 
 def _cmd_migrate(args: argparse.Namespace) -> int:
-    from harness.results.store import migrate_files
-
     for path in migrate_files([Path(p) for p in args.paths]):
         print(f"migrated {path}")
     return 0
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    from harness.aggregate import aggregate
-
     aggregate(args.matrix, Path(args.results_dir), Path(args.reports_dir), partial=args.partial)
     return 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from harness.report import build_report
-
     build_report(Path(args.reports_dir) / args.matrix_name)
     return 0
 
 
 def _cmd_prepare_model(args: argparse.Namespace) -> int:
-    from harness.stack.models.sources import PackageModelError, resolve
-
     try:
         print(resolve(args.source, seed=args.seed).path)
     except PackageModelError as err:
@@ -402,9 +201,6 @@ def _cmd_prepare_model(args: argparse.Namespace) -> int:
 
 
 def _cmd_tokenizer_check(args: argparse.Namespace) -> int:
-    from harness.stack.models.gguf_tokenizer import check_file
-    from harness.stack.models.sources import PackageModelError, source_gguf
-
     try:
         file = source_gguf(args.source)
     except (PackageModelError, FileNotFoundError, ValueError) as err:
@@ -419,8 +215,6 @@ def _cmd_tokenizer_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_default_matrix(args: argparse.Namespace) -> int:
-    from harness.workflow import default_matrix
-
     name, why = default_matrix()
     print(f"{name}\t{why}")
     return 0
@@ -459,29 +253,17 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run-cell", help="run one cell in a fresh process under a wall-clock limit and write its "
                                         "result file, whatever happens to that process")
-    _cell_arguments(p)
-    p.add_argument("--force", action="store_true",
-                   help="replace an existing result even where this machine cannot measure the cell")
-    p.add_argument("--log", metavar="FILE", help="send everything the cell prints to FILE and show only its "
-                                                 "progress on the console")
-    p.add_argument("--time-limit", type=float, metavar="SECONDS",
-                   help="end the cell after this long and record it as 'timeout' (default: $VRAMLAB_TIME_LIMIT, "
-                        "else 1800 s + 30 s per training sequence)")
-    p.add_argument("--warm-start", action="store_true",
-                   help="hand the cell to a process that imported the libraries ahead while the previous cell ran, "
-                        "and leave one for the next cell; the cell still runs in a process of its own that never "
-                        "touched CUDA before it (harness/warm_start.py); its result records how it started")
-    p.set_defaults(func=_cmd_run_cell)
+    cell_command.add_arguments(p)
+    p.set_defaults(func=cell_command.run_cell)
 
     # the measuring process that run-cell starts and watches; no help: it is not meant to be called by hand
     p = sub.add_parser("run-cell-worker")
-    _cell_arguments(p)
-    p.set_defaults(func=_cmd_run_cell_worker)
+    worker.cell_arguments(p)
+    p.set_defaults(func=worker.measure)
 
-    # a process that imports ahead for the next `run-cell --warm-start` (harness/warm_start.py); no help either
+    # a process that imports ahead for the next `run-cell --warm-start` (harness/process/warm_start.py); no help either
     p = sub.add_parser("spare")
-    p.add_argument("--launcher", type=int, required=True, help="the run-cell process that started it")
-    p.add_argument("--kind", choices=("any", "huggingface"), default="any")
+    spare.add_arguments(p)
     p.set_defaults(func=_cmd_spare)
 
     p = sub.add_parser("evaluate", help="evaluate a trained cell on the matrix's tasks (lm-eval)")
@@ -556,22 +338,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    bytecode.enable()  # before the command imports torch and the training stack
-    logging.basicConfig(level=logging.INFO, format="[vramlab %(asctime)s] %(message)s", datefmt="%H:%M:%S")
+    bytecode.enable()  # before the command imports torch and the training stack (python -m harness: before all)
+    start_logging()
     args = parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    from harness.core.errors import UsageError, one_line
-    from harness.data.workload.userdata import DataError
-
-    try:
-        return args.func(args)
-    except (MatrixError, ResultFileError, DataError, UsageError) as err:
-        print(f"vramlab: {one_line(err)}", file=sys.stderr)
-        return 2
-    except OSError as err:  # a path given to a command that cannot be read or written (a file for a folder, ...)
-        where = f"{err.filename}: " if err.filename else ""
-        print(f"vramlab: {one_line(where + (err.strerror or str(err)))}", file=sys.stderr)
-        return 2
+    return run_command(lambda: args.func(args))
 
 
 if __name__ == "__main__":

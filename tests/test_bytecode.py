@@ -1,4 +1,4 @@
-"""Bytecode in the cache folder where Python is told not to write it (harness/bytecode.py)."""
+"""Bytecode in the cache folder where Python is told not to write it (harness/run/bytecode.py)."""
 
 import os
 import subprocess
@@ -32,7 +32,7 @@ def test_nothing_changes_where_python_writes_bytecode_or_it_is_turned_off(tmp_pa
 
 
 def test_the_result_records_it(tmp_path):
-    code = ("import sys; from harness import bytecode; from harness.warm_start import started_how; "
+    code = ("import sys; from harness.run import bytecode; from harness.run.worker_status import started_how; "
             "bytecode.enable(); print(started_how()['bytecode_cache'])")
     base = {k: v for k, v in os.environ.items() if k != "VRAMLAB_BYTECODE_CACHE"}
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True, text=True,

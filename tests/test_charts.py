@@ -14,12 +14,12 @@ from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
 
 from harness import results
-from harness.aggregate import aggregate
-from harness.charts import figures
-from harness.comparisons import Frames
-from harness.report import build_report, read, report_tables
+from harness.report.aggregate import aggregate
+from harness.report.build import build_report, read, report_tables
+from harness.report.charts import figures
+from harness.report.frames import Frames
+from harness.report.summary import summary
 from harness.spec.matrix import expand
-from harness.summary import summary
 from tests.conftest import REPO, write_matrix
 from tests.test_report import write_result
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness import run_cell
 from harness.core.runtime import Runtime
 from harness.results import Status, read
+from harness.run import measure as run_cell
 from harness.spec.cells import Cell
 from harness.spec.matrix import matrix_options
 from harness.spec.settings import defaults

@@ -9,8 +9,8 @@ import random
 import pandas as pd
 import pytest
 
-from harness.paired_stats import bits_per_byte, paired, read, recall, t_quantile
-from harness.quality_claims import (
+from harness.report.paired_stats import bits_per_byte, paired, read, recall, t_quantile
+from harness.report.quality_claims import (
     age_bucket,
     age_table,
     recall_by_age,

@@ -1,6 +1,6 @@
 import pandas as pd
 
-from harness.aggregate import aggregate
+from harness.report.aggregate import aggregate
 from tests.conftest import REPO
 
 
@@ -45,7 +45,7 @@ PARTIAL: set[str] = {"quality-qwen"}
 
 
 def test_committed_reports_are_generated_from_the_committed_results(tmp_path):
-    from harness.report import build_report
+    from harness.report.build import build_report
 
     matrices = sorted(path.parent.name for path in (REPO / "reports").glob("*/cells.csv"))
     assert {"seed-16gb", "smoke", "gpu-check", "quality-smollm2"} <= set(matrices)
@@ -73,7 +73,7 @@ def test_readme_quality_table_is_the_committed_report():
     score, recomputed from the committed quality.csv and cells.csv."""
     import math
 
-    from harness.quality_findings import GIB, group_name, summarize
+    from harness.report.quality_findings import GIB, group_name, summarize
 
     readme = (REPO / "README.md").read_text()
     section = readme.split("## Quality on real weights, CPU-sized: `quality-smollm2`", 1)[1].split("\n## ", 1)[0]

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from harness import results
-from harness.aggregate import aggregate
-from harness.report import build_report
+from harness.report.aggregate import aggregate
+from harness.report.build import build_report
 from harness.spec.matrix import expand
 from tests.conftest import REPO, write_matrix
 
@@ -179,10 +179,10 @@ def _cells_with_seeds() -> pd.DataFrame:
 
 
 def test_a_single_seed_change_is_held_against_the_baseline_at_the_same_seed():
-    from harness.cell_groups import group_table
-    from harness.comparisons import deltas
+    from harness.report.cell_groups import group_table
+    from harness.report.frames import deltas
+    from harness.report.tables import deltas_table
     from harness.spec.design import ReportDesign
-    from harness.tables import deltas_table
 
     cells = _cells_with_seeds()
     design = ReportDesign(baseline="baseline", x=None, lines=(), sweep=(), changes={"baseline": "", "fa2": "fa2"},
@@ -196,8 +196,8 @@ def test_a_single_seed_change_is_held_against_the_baseline_at_the_same_seed():
 
 
 def test_a_table_of_one_seed_does_not_speak_of_a_mean_over_seeds():
-    from harness.cell_groups import group_table
-    from harness.tables import loss_table
+    from harness.report.cell_groups import group_table
+    from harness.report.tables import loss_table
 
     cells = _cells_with_seeds()
     assert "mean over seeds" in loss_table(group_table(cells), []).note
@@ -208,8 +208,8 @@ def test_a_table_of_one_seed_does_not_speak_of_a_mean_over_seeds():
 def test_a_cpu_matrix_speaks_of_resident_memory_and_draws_no_gpu_budget_or_mfu(tmp_path):
     from matplotlib.lines import Line2D
 
-    from harness.charts import figures
-    from harness.report import read
+    from harness.report.build import read
+    from harness.report.charts import figures
 
     matrix = write_matrix(tmp_path, MATRIX.replace("budget: 16GiB}", "budget: 16GiB, device: cpu}"))
     for cell in expand(str(matrix)):

@@ -105,7 +105,7 @@ class _FakeNvml:
 def _probe(pids: list[int]):
     import os
 
-    from harness.trackers.memory import DeviceMemoryProbe
+    from harness.run.trackers.memory import DeviceMemoryProbe
 
     probe = DeviceMemoryProbe.__new__(DeviceMemoryProbe)
     probe._nvml, probe.handle, probe.pid, probe.baseline, probe.total = _FakeNvml(pids), None, os.getpid(), 0, 2**34
@@ -119,7 +119,7 @@ def test_a_cell_that_shared_its_device_unannounced_is_no_speed_measurement():
     its peak is still its own process's, its tokens/s is no measurement."""
     import os
 
-    from harness.run_cell import throughput_measured
+    from harness.run.measure import throughput_measured
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])  # this process's own
     try:

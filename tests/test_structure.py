@@ -153,3 +153,4 @@ def test_a_matrix_file_name_cannot_name_a_folder_outside_results(tmp_path, name)
     path.write_text("axes: {adapter: [lora]}\n")
     with pytest.raises(MatrixError, match="must start with a letter or digit"):
         expand(str(path))
+

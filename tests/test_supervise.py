@@ -1,7 +1,7 @@
 """The supervisor of a cell: a hang ends at the wall-clock limit as `timeout` with its phase, a hard death
 becomes an `error` result naming how, an interruption leaves nothing, and a normal cell is as before.
 
-Workers are made to hang or die through VRAMLAB_TEST_FAULT (harness/supervise.py), at a phase boundary of
+Workers are made to hang or die through VRAMLAB_TEST_FAULT (harness/process/supervisor.py), at a phase boundary of
 the real measuring process.
 """
 
@@ -20,8 +20,8 @@ import psutil
 import pytest
 
 from harness.cli import parser
+from harness.process.supervisor import TIME_LIMIT_ENV, SupervisorError, end_group, time_limit
 from harness.spec.settings import defaults
-from harness.supervise import TIME_LIMIT_ENV, SupervisorError, end_group, time_limit
 from tests.conftest import REPO, TINY, run_vramlab, write_matrix
 
 PLAIN = "{name: plain, context: 32}"

@@ -7,10 +7,10 @@ import torch
 
 from harness.core.budget import Budget
 from harness.data import training as data
-from harness.lm_head_loss import TorchChunkedLogProb, ensure_lm_head_loss
+from harness.run.lm_head_loss import TorchChunkedLogProb, ensure_lm_head_loss
+from harness.run.trackers import summarize_steps
 from harness.stack.techniques.vocabulary import choose_kept
 from harness.stack.token_map import byte_level_symbols
-from harness.trackers import summarize_steps
 
 
 def test_zipf_data_is_deterministic_full_and_skewed():

@@ -127,7 +127,7 @@ def test_slurm_profile_sends_each_cell_as_a_one_gpu_job(tmp_path, cache_dir):
 
 @pytest.mark.slow
 def test_a_reproduction_measures_again_beside_the_published_results_and_compares(tmp_path, cache_dir):
-    from harness.reproduce import machine_label
+    from harness.report.reproduce import machine_label
 
     matrix = write_matrix(tmp_path, """
 fixed: {model: "arch:tiny-qwen3", data: zipf, device: cpu, warmup_steps: 1, steps: 2, lora_rank: 4, lora_alpha: 4}

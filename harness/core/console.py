@@ -15,6 +15,11 @@ from typing import TextIO
 FORMAT = "[vramlab %(asctime)s] %(message)s"
 
 
+def start_logging() -> None:
+    """The vramlab logger's lines on stderr, as every command and process of the harness writes them."""
+    logging.basicConfig(level=logging.INFO, format=FORMAT, datefmt="%H:%M:%S")
+
+
 def send_to_log(path: Path) -> TextIO:
     """Redirect this process's stdout and stderr (and so its children's) to `path`; return the console.
 

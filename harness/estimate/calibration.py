@@ -1,8 +1,8 @@
 """The estimate against every committed GPU measurement: predicted and measured device peak of each ok cell,
 with the error, and the allocated peak beside it (the part of the device figure the formulas derive;
 the rest is the measured context and the allocator's fragmentation). The same rows, one matrix at a time, are
-the aggregate step's estimate.csv and the report's section on the estimate (harness/aggregate.py,
-harness/report.py)."""
+the aggregate step's estimate.csv and the report's section on the estimate (harness/report/aggregate.py,
+harness/report/build.py)."""
 
 from __future__ import annotations
 

@@ -26,9 +26,19 @@ from typing import Any
 from harness import results
 from harness.core import environment
 from harness.core.errors import did_you_mean
+from harness.core.runtime import Runtime
+from harness.data.workload import DoesNotFit
+from harness.evaluation.lm import cell_lm
 from harness.evaluation.spread import items_from, scores_from
 from harness.results import EvaluationResult, EvaluationStatus, Score, Status
+from harness.results.existing import review_evaluation
 from harness.spec.matrix import evaluation_plan, find_cell
+from harness.stack.backends.huggingface import HuggingFaceBackend
+from harness.stack.contract import LoadRequest, Plan
+from harness.stack.models import sources
+from harness.stack.techniques.vocabulary import Vocabulary
+from harness.stack.token_map import TokenMap
+from harness.tasks.catalog import PROJECT_TASKS, TaskContext, write_records
 from harness.tasks.plan import EvaluationPlan
 
 log = logging.getLogger("vramlab")
@@ -47,7 +57,6 @@ def _write(result: EvaluationResult, results_dir: Path, adapter_sha256: str | No
     another `ok` one, never by what a machine that cannot evaluate the cell (no adapter here, no GPU, no task
     data offline) or a failing run records. A damaged file is set aside first, as a damaged cell result is."""
     path = results.evaluation_path(results_dir, result.matrix, result.cell_id, result.task)
-    from harness.results.existing import review_evaluation
 
     redo = review_evaluation(path, result.cell_id, result.task)
     if redo is not None:
@@ -114,8 +123,6 @@ def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str]
 def _parameters(task: str, settings: dict[str, Any], plan: EvaluationPlan) -> dict[str, Any] | None:
     """A project task's parameters (what its data depends on), known without loading the model; None for an
     lm-eval task, whose data lm-eval owns."""
-    from harness.tasks.catalog import PROJECT_TASKS, TaskContext
-
     definition = PROJECT_TASKS.get(task)
     return definition.parameters(TaskContext(settings, None, plan)) if definition else None
 
@@ -146,10 +153,8 @@ class Session:
         from lm_eval import __version__ as lm_eval_version
 
         self.lm_eval_version = lm_eval_version
-        from harness.evaluation.lm import CellLM
-
-        self.lm = CellLM(self.model, self.tokenizer, max_length=self.settings["context"],
-                         batch_size=plan.batch_size, token_map=self.token_map)
+        self.lm = cell_lm(self.model, self.tokenizer, max_length=self.settings["context"],
+                          batch_size=plan.batch_size, token_map=self.token_map)
 
     def __enter__(self) -> Session:
         return self
@@ -158,14 +163,10 @@ class Session:
         self.scratch.cleanup()
 
     def evaluate(self, task: str) -> EvaluationResult:
-        from harness.tasks.catalog import PROJECT_TASKS
-
         started = time.perf_counter()
         try:
             outcome = self._project_task(task) if task in PROJECT_TASKS else self._lm_eval_task(task)
         except Exception as err:
-            from harness.data.workload import DoesNotFit
-
             if isinstance(err, DoesNotFit):
                 return _result(self.cell, task, EvaluationStatus.skipped, f"does not fit: {err}")
             return _result(self.cell, task, EvaluationStatus.error, f"{type(err).__name__}: {err}"[:500],
@@ -229,8 +230,6 @@ class Session:
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def _project_task(self, task: str) -> Any:
-        from harness.tasks.catalog import PROJECT_TASKS, TaskContext, write_records
-
         definition = PROJECT_TASKS[task]
         ctx = TaskContext(self.settings, self.tokenizer, self.plan)
         records = definition.records(ctx)
@@ -286,13 +285,6 @@ def _is_missing_data(err: BaseException) -> bool:
 
 def _load(trained: Any, results_dir: Path) -> tuple[Any, Any, Any, Any]:
     """The base model as the cell trained it, its tokenizer, the cell's vocabulary map, with the adapter."""
-    from harness.core.runtime import Runtime
-    from harness.stack.backends.huggingface import HuggingFaceBackend
-    from harness.stack.contract import LoadRequest, Plan
-    from harness.stack.models import sources
-    from harness.stack.techniques.vocabulary import Vocabulary
-    from harness.stack.token_map import TokenMap
-
     settings = trained.config
     runtime = Runtime.resolve(settings)
     backend = HuggingFaceBackend()

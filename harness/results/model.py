@@ -3,7 +3,7 @@ the validation and the columns of the tables.
 
 Everything a report shows is read from files that validate against these models. Units are raw: bytes,
 seconds, tokens. A field's `unit` and, for table columns, `column` metadata live beside its type, so the
-aggregate (harness/aggregate.py) and the report (harness/report.py) take their columns from here.
+aggregate (harness/report/aggregate.py) and the report (harness/report/build.py) take their columns from here.
 `harness/results/schema/*.json` are the JSON Schemas generated from these models (`vramlab schema`).
 """
 

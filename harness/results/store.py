@@ -19,10 +19,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from harness.core.errors import UsageError
 from harness.results.model import CELL_SCHEMA_VERSION, CellResult, EvaluationResult
 
 
-class ResultFileError(ValueError):
+class ResultFileError(UsageError):
     """A result file that cannot be used; the message names the file and the field."""
 
 

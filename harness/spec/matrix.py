@@ -42,7 +42,7 @@ from typing import Any
 
 import yaml
 
-from harness.core.errors import did_you_mean
+from harness.core.errors import UsageError, did_you_mean
 from harness.spec.ceiling import CeilingSpec, CeilingSpecError
 from harness.spec.cells import Cell
 from harness.spec.design import ReportDesign, ReportSpecError, resolve
@@ -71,7 +71,7 @@ def ablation_dirs() -> list[Path]:
     return unique
 
 
-class MatrixError(ValueError):
+class MatrixError(UsageError):
     """A matrix file that cannot be expanded; the message is one line meant for the researcher."""
 
 
@@ -481,7 +481,7 @@ def _predicted_oom_problem(value: Any) -> str | None:
 
 
 def ceiling_spec(name_or_path: str) -> Any:
-    """The matrix's `ceiling:` section (harness/ceiling.py), or None."""
+    """The matrix's `ceiling:` section (harness/process/ceiling.py), or None."""
     _, spec = load_matrix(name_or_path)
     try:
         return CeilingSpec.parse(spec.get("ceiling"))

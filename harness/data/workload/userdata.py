@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import closest
+from harness.core.errors import UsageError, closest
 from harness.data.workload.documents import Document
 from harness.data.workload.sections import split_sections
 
@@ -21,7 +21,7 @@ _ROLE_ALIASES = {"human": "user", "gpt": "assistant", "bot": "assistant", "model
 _EXAMPLE = '{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]}'
 
 
-class DataError(ValueError):
+class DataError(UsageError):
     """User data that cannot be read, with a one-line message saying where and how to fix it."""
 
 

@@ -6,7 +6,7 @@ pieces, moves the device peak by gigabytes.
 
 - `trl-chunked` (the default, and every cell's path before this axis): TRL's SFTTrainer calls the backbone
   and its fused LM head, which projects and scores tiles of tokens and vocabulary at a time
-  (harness/lm_head_loss.py where its Triton kernel cannot run). On the Unsloth path the kernel in that
+  (harness/run/lm_head_loss.py where its Triton kernel cannot run). On the Unsloth path the kernel in that
   head is unsloth_zoo's fused linear log-probs, which importing Unsloth puts in TRL's place; the result's
   `trainer.lm_head_loss` names the kernel that was there (files written before 2026-12-01 name TRL's).
 - `unsloth-fused-ce`: the model's own forward with labels on the Unsloth path, which computes the loss with
