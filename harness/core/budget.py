@@ -1,18 +1,4 @@
-"""A memory budget that behaves like a real card of that size.
-
-On a GPU larger than the budget, PyTorch's allocator is capped at the budget minus what lives outside
-the allocator (the CUDA context and libraries' workspaces and kernel modules, measured at start and
-again at every memory sample, and bitsandbytes' paged optimizer state once the trainable parameters
-are known), and the whole process's device memory is sampled through NVML. A cell
-is `ok` only when that sampled peak stays within the budget, since a real card fails on that number,
-not on the allocator's.
-
-On a CPU there is no allocator to cap; the budget is judged against the process's peak resident set.
-
-A budget is written as a size in binary units ('16GiB'), as a card (harness/core/gpu_cards.py: 'rtx4080', what that
-card lets a process have), or as a card with a reserve for the display that shares it
-({card: rtx4080, display_reserve: 0.5GiB}).
-"""
+"""A memory budget that behaves like a real card of that size. Why it is so: docs/measurement.md."""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
 """Predicted whole-process device memory of a cell, by component, from its settings and its model's shapes.
-
-No GPU and no weights: shapes come from harness/stack/models/facts.py. The peak a cell is judged on is the
-whole process's device memory (harness/core/budget.py), and it is made up as
-
-    device peak = outside the allocator   CUDA context and libraries' kernels (harness/estimate/outside.py)
-                + fragmentation           reserved by the caching allocator but not allocated at the peak
-                + allocated at the peak   = what lives through training (weights, adapter, optimizer state,
-                                            cuBLAS workspaces) + the tensors of the peak moment
-
-The peak moment is the larger of two: the backward pass through one decoder layer (its activations,
-recomputed where checkpointing is on, and its gradients in flight), or the backward pass through the LM
-head and loss. Activations are listed tensor by tensor for each model path, per token, as the code of
-that path keeps them for backward, in harness/estimate/activations.py; what the allocator and cuBLAS add
-is in harness/estimate/allocator.py. This module holds the weights, adapter and optimizer, and the sum.
-"""
+Why it is so: docs/estimate.md."""
 
 from __future__ import annotations
 

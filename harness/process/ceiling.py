@@ -1,22 +1,7 @@
 """The longest context a configuration trains at within its budget, measured: a bisection over context whose
 every probe is a real cell (the configuration at that context) run in a fresh process by `vramlab run-cell`,
 judged as every cell is (whole-process device memory against the budget), and kept as a result file.
-
-A matrix asks for it with a `ceiling:` section; each of its cells is one configuration to search:
-
-    ceiling:
-      low: 8192          # the search's range of contexts, in tokens
-      high: 131072
-      resolution: 1024   # probes stay on multiples of this; the answer is exact to within it
-
-The search assumes what the memory of a training step does: more context never needs less memory, so a
-context that fits bounds the answer from below and one that does not bounds it from above. A probe that
-neither fits nor runs out of memory (an error, a timeout, a skipped technique) says nothing about memory, and
-the search of that configuration stops there with its reason. Probes already measured are read back, so an
-interrupted search resumes where it was; where the kept probes already hold a context that fits next to one that
-does not (one resolution apart), that is the answer without a new probe, whatever the estimate says now (its
-answer, which first brackets a search, changes as the memory model learns).
-"""
+Why it is so: docs/measurement.md."""
 
 from __future__ import annotations
 

@@ -1,21 +1,5 @@
 """The supervisor of one cell: every way a cell can end leaves a result file, and no cell blocks the matrix.
-
-`vramlab run-cell` no longer measures anything itself. It starts the measuring process (the hidden
-`run-cell-worker` command, which is harness.run.measure as before) in a process session of its own, and waits:
-
-- the worker writes its own result (ok, oom, skipped, error): that result stands;
-- the worker passes the cell's wall-clock limit: its whole process group gets SIGTERM, then SIGKILL after
-  a grace period, and the supervisor writes a `timeout` result with the phase the worker was in;
-- the worker ends without a new result (SIGKILL from the kernel's OOM killer, a segfault in a CUDA
-  library, an exception inside the error handling): the supervisor writes an `error` result saying how;
-- the supervisor itself gets SIGINT or SIGTERM: it passes the signal on to the worker's group and exits
-  without a result, so that the next run measures the cell again.
-
-The supervisor never imports torch nor touches CUDA, so the measured process is still the only one with
-anything on the device. The worker tells it its phase (start, load, train) through a small status file
-named by VRAMLAB_STATUS_FILE; the functions of the worker's side (`report`, `report_phase`, `worker`) are
-inert without it.
-"""
+Why it is so: docs/measurement.md."""
 
 from __future__ import annotations
 

@@ -1,28 +1,4 @@
-"""Warm start: the next cell's libraries are imported while the current cell runs.
-
-Most of a cell's time that is not its measured steps is Python importing torch and the libraries around it,
-in a fresh process (on the H200 machine, 22-32 s per cell for Unsloth's import alone:
-results/benchmarks/cell-time-trial/).
-With `vramlab run-cell --warm-start`, each GPU cell leaves *spares* behind for the next ones: processes that
-import what is safe to import ahead (AHEAD) and wait. The next `vramlab run-cell --warm-start` with the same
-interpreter, checkout, working folder and environment hands its command to a spare of a kind its cell may
-take; the spare supervises the cell as `vramlab run-cell` would and forks the measuring process from itself,
-so that process starts with those imports done.
-
-What a cell keeps, warm or not:
-- it is measured in a process of its own that never ran another cell: a spare never initializes CUDA (no
-  driver initialized, no context, no allocator; checked before every fork, else the measuring process is
-  started fresh) and never loads a model;
-- a cell on the Unsloth path takes only a spare that imported nothing Unsloth patches (Unsloth must be imported
-  before transformers, trl and peft to patch them); a spare for the Hugging Face path also imports transformers
-  and accelerate (not peft, trl nor transformers' Trainer: importing those starts CUDA);
-- a CPU cell always starts fresh: its device memory is its process's resident set, which imports made ahead
-  would change;
-- the result says how its process started (`records.process`) and how long the imports ahead took.
-
-A spare that is not claimed ends by itself once the cell that started it has ended and IDLE_SECONDS more
-have passed. A spare that finds its client gone ends the cell as a supervisor does on SIGTERM.
-"""
+"""Warm start: the next cell's libraries are imported while the current cell runs. Why it is so: docs/measurement.md."""
 
 from __future__ import annotations
 

@@ -1,22 +1,5 @@
-"""Result files -> tidy tables under reports/<matrix>/:
-  cells.csv    one row a cell: settings, scalar metrics (columns from harness.results.Metrics), records
-  steps.csv    one row an optimizer step of a cell
-  quality.csv  one row a (cell, task, metric) of the evaluate stage, with the untrained baseline
-  items.csv    one row an item of an evaluation that records its items (recall, bits per byte), trained and
-               untrained: what the report's intervals and recall by fact age are computed from
-  estimate.csv one row a cell measured on a CUDA GPU (ok, or oom with its peak a lower bound): the memory
-               estimate's predicted device peak beside the measured one, the error and the predicted peak's moment
-               (harness/estimate/calibration.py), or why it predicts nothing; computed here, as the report reads
-               tables only
-  environment.csv one row a distinct environment the cells ran in (hardware, driver, CUDA, Python, library
-               versions, what the budget was judged on), with how many cells ran in it: for methods.md
-  design.json  what the report compares: the baseline, the sweep's lines, the charts (harness/spec/design.py)
-
-Only the matrix's current cells are read, in matrix order; a cell with no result file is an error here,
-because Snakemake only aggregates once every cell has one (unless asked for a partial table, where it is a
-`pending` row). A damaged file, or one that holds another cell's result, is named with what is wrong, and
-then no table is written.
-"""
+"""Result files -> tidy tables under reports/<matrix>/: cells.csv, steps.csv, quality.csv, items.csv,
+estimate.csv, environment.csv and design.json. Why it is so: docs/matrix-files.md."""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
-"""The `report:` section of a matrix file: what the report's charts and tables compare. Every key is optional;
-what is left out is derived from the cells:
-
-    report:
-      baseline: seed-stack   the cell every change is measured against (default: the matrix's first cell,
-                             which is `baseline` in a one_at_a_time design and the first list cell in a list)
-      x: context             a numeric setting: the sweep chart draws one line per group of cells that differ
-                             only in it (and the seed); null for no sweep (default: context, where such
-                             groups exist)
-      lines: [kernels]       the settings that name those lines (default: the settings in which they differ)
-
-The aggregate resolves the section against the expanded cells and writes it to reports/<matrix>/design.json,
-so the report reads the matrix's structure from there and its numbers from cells.csv, never the matrix file.
-Which charts a report has follows from the design alone (the workflow must name them before any cell ran):
-a chart whose data turn out empty says so inside it.
-"""
+"""The `report:` section of a matrix file: what the report's charts and tables compare, resolved against the
+expanded cells. Why it is so: docs/matrix-files.md."""
 
 from __future__ import annotations
 

@@ -1,33 +1,5 @@
 """Matrix files: validate a YAML ablation matrix against the settings schema, then expand it into cells.
-
-A matrix file has these top-level keys (only `axes` or `cells` is required):
-
-    description: free text
-    fixed:   {setting: value, ...}          settings shared by every cell
-    axes:    {setting: [level, ...], ...}   settings that vary
-    design:  full | one_at_a_time | list    how axes become cells (default: full)
-    baseline: {axis: level, ...}            the reference cell of `one_at_a_time`
-    cells:   [{name: ..., setting: value}]  the explicit cells of `list`; a cell's own value of a
-                                            setting overrides `fixed` (so `fixed` holds the common stack
-                                            and each cell only its difference)
-    include: [{setting: value, ...}, ...]   extra cells, added after the design (they override `fixed` too)
-    exclude: [{setting: value, ...}, ...]   drop every cell matching all the pairs of one entry
-    seeds:   [0, 1, 2]                      repeats: every cell that does not set its own `seed` runs once per
-                                            seed (the report gives mean, spread and n over them)
-    concurrent_cells: 8                     cells (and their evaluations) may share the device, this many at
-                                            a time; their throughput is then recorded as not measured
-    predicted_oom: run | skip               skip: a GPU cell that the memory estimate (harness/estimate) says
-                                            cannot fit its budget is recorded as `skipped` with the predicted
-                                            figure, without loading a model; run (default): every cell runs
-    evaluation: {tasks: [...], ...}         what the evaluate stage measures on every trained cell
-                                            (harness/tasks/plan.py); not part of a cell's id, so
-                                            adding a task never retrains a cell
-    report:  {baseline: ..., x: ..., lines: [...]}  what the report compares (harness/spec/design.py);
-                                            derived from the design where left out
-
-Every problem is reported as one line naming the file, the place and, where a near name exists, a
-did-you-mean, before any cell runs.
-"""
+Why it is so: docs/matrix-files.md."""
 
 from __future__ import annotations
 

@@ -1,21 +1,5 @@
 """The `evaluation:` section of a matrix file: which tasks the evaluate stage runs on every trained cell.
-
-    evaluation:
-      tasks: [workload_recall, workload_bpb, niah_single, text_en, text_de, hellaswag]
-      documents: 8       held-out documents of the document workload
-      examples: 40       generated examples per long-context retrieval task
-      limit: null        at most this many documents per task (the score is then marked partial)
-      seed: 1000         seed of the held-out data (never one of the training documents' seeds)
-      baseline: true     also score the untrained base model, so the gain from fine-tuning shows
-      recall_targets: [0.25, 0.5, 0.75, 1.0]   where recall questions are asked, as fractions of the way
-                         through a document's sections (earlier targets ask about younger facts)
-
-A task is either one of this project's (harness/tasks/catalog.py: task YAML under
-harness/tasks/configs/, data generated or committed locally) or the name of any task installed with
-lm-eval; the latter runs where its data is available offline and is recorded as skipped, with the reason,
-where it is not. The section is not part of any cell's id: adding a task evaluates the trained cells again
-without training them again.
-"""
+Why it is so: docs/matrix-files.md."""
 
 from __future__ import annotations
 

@@ -1,19 +1,4 @@
-"""Long-context retrieval data generated locally, in the manner of RULER.
-
-RULER (Hsieh et al. 2024, "RULER: What's the Real Context Size of Your Long-Context Language Models?") measures
-whether a model can use its whole context by hiding short facts ("needles") in long filler text and asking for
-them back. This module builds such prompts at an exact token budget so that every trained model is evaluated at
-its own training context length, with nothing downloaded at run time.
-
-Every generator returns plain records (see `Record`) that the harness writes to JSONL and runs as lm-eval
-`generate_until` tasks; `score` gives RULER's "string match all" (all gold strings present) and the share of gold
-strings present.
-
-Determinism: the output depends only on the arguments. Randomness comes from `random.Random` objects seeded with
-strings (seeded through SHA-512, so independent of PYTHONHASHSEED and of the machine); sets are used for
-membership only, never iterated. The "docs" haystack is read from the source of the running Python's standard
-library, so it is identical for a given Python version (3.11 here) but may differ between Python versions.
-"""
+"""Long-context retrieval data generated locally, in the manner of RULER. Why it is so: docs/data.md."""
 
 from __future__ import annotations
 

@@ -1,62 +1,15 @@
 """Regenerate the parallel GIMP-manual corpus (en, es, ca, fr, de) from Debian's gimp-help packages.
 
 Run as `python -m tools.corpora.build_help` (from the repository root) on Debian 12 (bookworm) with these
-packages installed
-(w3m only satisfies gimp-help's "gimp-helpbrowser | www-browser" dependency without pulling in GIMP):
+packages installed (w3m only satisfies gimp-help's "gimp-helpbrowser | www-browser" dependency without
+pulling in GIMP):
 
     apt-get install -y --no-install-recommends w3m \\
         gimp-help-en gimp-help-es gimp-help-ca gimp-help-fr gimp-help-de
 
 `--check` rebuilds into a temporary folder and fails if any committed byte would change;
-`--propose-pages` reruns the page selection (`propose_pages`) and prints the lists.
-
-Why a second corpus: the man-page corpus (build_manpages.py) has no Catalan, since manpages-l10n translates no
-page into it, and the question "does slicing the vocabulary to the tokens Spanish, Catalan and
-English use cost anything inside those languages, and outside them" needs the same text in the kept
-languages and in others. Why the GIMP User Manual (source package gimp-help 2.10.34-2): among
-Debian's documentation translated from one English original into en, es, ca, fr and de, it and
-LibreOffice's help are the two with real Catalan coverage. In the GIMP manual, of the 9,628
-non-empty paragraphs of the English pages, Catalan leaves 1,311 in English (Softcatalà's
-translation), Spanish 1,390, French 1,628, German 3,045. It was chosen over libreoffice-help-*
-because (1) it is running prose (tutorials, concepts, what each tool, dialog and filter does),
-where LibreOffice's help is short one-line descriptions of commands and UI steps (the paragraphs of
-six words or more translated in all five languages average 106 bytes of English there, 157 here);
-(2) the whole package has one licence, GFDL-1.2-or-later with no Invariant Sections and no Cover
-Texts (DFSG-free, Debian main), where LibreOffice's help is MPL-2.0 with Apache-2.0-licensed parts
-under a 300-line copyright file; (3) bookworm has one version of it, never updated, while
-libreoffice-help moves with every LibreOffice security update (4:7.4.7-1+deb12uN), and the build
-pins package versions, so a pinned LibreOffice version would soon stop being installable.
-
-How pages line up: the manual is DocBook, and each translation is made with .po files on the same
-XML (xml2po), so a page (HTML file) has the same paragraphs (<p>) in the same order in every
-language; a paragraph left untranslated stays in English. A page is used only when its non-empty
-paragraphs are as many in all five languages. Paragraph i of a page is kept only when, in all five
-languages, it is prose (`common.is_prose`), at most MAX_UI_SHARE of its characters are menu paths,
-key names, code or file names (DocBook's gui*/keycap/code/... markup), it links to the same pages
-of the manual (a check that the translation is of the same paragraph), its length is within
-LENGTH_RATIO of the English one, and, in each translation, it is really translated: its own words
-(outside links and UI markup, whose text DocBook and GIMP's translated UI fill in) are not mostly
-the English paragraph's words (`is_translated`). Boilerplate ("You can find this filter in the
-image menu under ...") is dropped by the UI-share rule and by dropping every paragraph whose text,
-or text with its UI and code markup blanked out, in any of the five languages, was already kept for
-an earlier page; so held-out text never repeats training text, even up to a menu path.
-
-Which pages: every page of the manual except the title page, the index, the bibliography, the
-keyboard reference, the glossary (sorted by the translated terms, so it does not line up) and the
-GFDL's own text (EXCLUDED_PAGES), taken in sha256(id) order, each to the split with less English
-text so far from its chapter, until the two splits hold about 2 x TARGET_BYTES of English text
-(`propose_pages`); a page gives at most its first MAX_PAGE_BYTES of English text. The lists are
-fixed in TRAIN_PAGES and HELDOUT_PAGES, so the extract does not change silently; a missing page,
-another package version or a page whose paragraphs no longer line up stops the build.
-
-Output, in harness/data/corpora/ (where the harness reads it), all with the prefix `help.`:
-`help.<lang>.<split>.jsonl` (one {"id",
-"lang", "text"} object a line, id the page's file name without .html, paragraphs separated by a
-blank line); `help.MANIFEST.json` (checksums, sizes, provenance, licence, per-page source
-checksums); `help.NOTICES.txt` (what the GFDL asks a modified version to carry: title, copyright
-notices, licence notice, authors, history); `help.LICENSES.txt` (the GFDL 1.2 text). Rebuilding on
-the same packages gives identical bytes. The man-page corpus's files are not touched.
-"""
+`--propose-pages` reruns the page selection (`propose_pages`) and prints the lists. Why this manual, how its
+pages line up and which are kept: docs/corpora.md."""
 
 from __future__ import annotations
 

@@ -7,31 +7,8 @@ these packages installed:
         manpages-es manpages-es-dev manpages-fr manpages-fr-dev manpages-de manpages-de-dev
 
 `--check` rebuilds into a temporary folder and fails if any committed byte would change;
-`--propose-pages` reruns the page selection (`propose_pages`) and prints the lists.
-
-Why these pages: the harness needs real prose that exists offline in several languages, and the
-comparison "kept languages vs other languages" is only fair when every language says the same
-thing. The Spanish, French and German pages of manpages-l10n are po4a translations of exactly the
-English releases Debian 12 ships (Linux man-pages 6.03, GNU coreutils 9.1, grep 3.8, diffutils
-3.8), so a page has the same macro structure in the four languages and its paragraphs line up one
-to one. A paragraph is kept only when it is prose in all four languages and really translated in
-the three others (po4a leaves an untranslated paragraph in English), so the four files of a split
-hold the same content, paragraph for paragraph. A paragraph whose English text was already kept
-for an earlier page (boilerplate such as "Mandatory arguments to long options...") is dropped, so
-held-out text never repeats training text verbatim.
-
-Why a fixed page list (`TRAIN_PAGES`, `HELDOUT_PAGES`): the extract must not change when another
-page gets translated or a package is updated; a missing page, another package version or another
-page structure stops the build instead of silently giving another corpus.
-
-Output, in harness/data/corpora/ (where the harness reads it): `<lang>.<split>.jsonl` (one {"id", "lang",
-"text"} object a line, id
-"<page>.<section>", paragraphs separated by a blank line); `MANIFEST.json` (checksums, sizes,
-provenance, licences, per-page source checksums); `NOTICES.txt` (the copyright notices that the
-licences ask to keep with the text); `LICENSES.txt` (the licence texts). Rebuilding on the same
-packages gives identical bytes: the build date in the manifest is kept when nothing else changed
-(or taken from SOURCE_DATE_EPOCH where that is set).
-"""
+`--propose-pages` reruns the page selection (`propose_pages`) and prints the lists. Which pages and
+paragraphs are kept, and why: docs/corpora.md."""
 
 from __future__ import annotations
 

@@ -1,26 +1,5 @@
 """Small, fixed, checksummed parallel corpora: the same prose in several languages, from Debian packages.
-
-Two corpora, named by `corpus`:
-- "manpages" (the default): prose from Debian's manual pages in en, es, fr and de (po4a translations
-  by manpages-l10n of the English pages). Files `<lang>.<split>.jsonl`, MANIFEST.json, NOTICES.txt,
-  LICENSES.txt; GPL-3+ translations of Linux man-pages and GNU pages. Built by tools/corpora/build_manpages.py.
-- "help": prose from the GIMP User Manual (Debian's gimp-help 2.10.34) in en, es, ca, fr and de, for
-  Catalan, which manpages-l10n does not have. Files `help.<lang>.<split>.jsonl`, help.MANIFEST.json,
-  help.NOTICES.txt, help.LICENSES.txt; GFDL-1.2-or-later. Built by tools/corpora/build_help.py.
-
-Why they exist: vocabulary slicing keeps the tokens that the kept languages use, counted on real
-text (`train`), and the language-modelling evaluation (rolling log-likelihood: bits per byte, word
-perplexity) needs held-out real text (`heldout`) in the kept languages and in others. Both must
-work offline, and a comparison across languages is only fair when every language says the same
-thing: in each corpus, each split holds the same pages, and the same paragraphs of them, in every
-language of the corpus. A page is in one split only.
-
-The files next to this module are committed and never change unless `python -m
-tools.corpora.build_manpages` (or `build_help`) is rerun (see the builders for what is kept and why, and
-the manifests for the provenance and licences: the texts are not under vramlab's licence; the
-NOTICES and LICENSES files go with them). Every load checks the file's sha256 against its corpus's
-manifest, so a measured number cannot silently come from altered text.
-"""
+Why it is so: docs/corpora.md."""
 
 from __future__ import annotations
 

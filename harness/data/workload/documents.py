@@ -1,20 +1,5 @@
 """Seeded synthetic grant reports: long structured documents whose later sections depend on earlier ones.
-
-Nothing can be downloaded at run time, so the long-document workload (reports of more than 140,000
-tokens split into sections) runs on documents made here. A report opens with a summary, personnel,
-sites and methods, then recurs through progress, findings, budget, risks and other section kinds.
-Facts (names, amounts, dates, identifiers, counts, sites; harness.data.workload.facts) are each stated once,
-at a random sentence of one of the first quarter of the sections; later sections refer back to about
-half of them verbatim, so that predicting a later section genuinely benefits from earlier context, and
-the other half are stated once only, so that recalling them needs the introducing section itself.
-
-Determinism: one `random.Random(seed)` drives every choice, over tuples only (no hash(), no set
-order), so a seed gives the same bytes on any machine and Python >= 3.11.
-
-Size: SmolLM2's GPT-2-style tokenizer gives 1.18-1.19 tokens per word of these reports (measured on six
-seeds), so 110,000 words make about 131,000 tokens; `words_for_tokens(140_000)` (121,740 words) makes
-about 144,000.
-"""
+Why it is so: docs/data.md."""
 
 from __future__ import annotations
 

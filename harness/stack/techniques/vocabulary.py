@@ -1,20 +1,4 @@
-"""Vocabulary slicing: keep N tokens, slice embedding and LM head to them.
-
-Which N: every special and added token and every byte token (so any text can still be spelled), then the
-most frequent tokens of the frequency source, then, if the source holds fewer distinct tokens than N, the
-lowest remaining ids (BPE merges are numbered roughly by frequency). The source is the cell's own training
-data (`vocabulary_source: training`), or a corpus of the languages the model is to work in, the training
-split of harness/data/corpora tokenized with the model's tokenizer: `corpus:en,de` (the Debian manual pages,
-corpus "manpages": en, es, fr, de) or `corpus:<corpus>:<languages>`, e.g. `corpus:help:es,ca,en` (the GIMP
-User Manual, corpus "help": en, es, ca, fr, de). That is the seed's claim to test: slicing to a closed set
-of languages costs nothing inside them.
-
-Training ids are remapped to the new rows by a TokenMap (harness/stack/token_map.py): a token outside the kept
-set is spelled with its bytes, as a sliced tokenizer would, or becomes the fallback token where the
-tokenizer has no byte tokens; the share of such tokens is recorded. The full-size embedding and head are
-freed, which is the memory the technique buys (2 tensors of vocab x hidden; with the logits, 4 bytes x
-context x vocab in fp32 as well).
-"""
+"""Vocabulary slicing: keep N tokens, slice embedding and LM head to them. Why it is so: docs/stack.md."""
 
 from __future__ import annotations
 
