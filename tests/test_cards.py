@@ -39,6 +39,7 @@ def test_a_card_budget_makes_another_cell_and_the_default_keeps_its_id():
     assert cell_id_of({**base, "budget": "rtx4080"}) != cell_id_of(base)
 
 
+@pytest.mark.slow
 def test_a_card_without_a_display_reserve_is_the_same_cell_as_the_card_by_name():
     from harness.spec.matrix import MatrixError, expand_spec
 

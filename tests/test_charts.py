@@ -94,6 +94,7 @@ def legend(fig: Figure) -> list[str]:
             for text in ax.get_legend().get_texts()]
 
 
+@pytest.mark.slow
 def test_every_chart_is_written_as_a_vector_pdf_with_embedded_fonts_and_a_png(report):
     folder, frames = report
     assert frames.design.charts == ("overview", "sweep", "deltas", "tradeoff", "loss", "quality_vs_memory",

@@ -36,6 +36,7 @@ def _tiny() -> tuple[GGUFVocab, object]:
     return vocab, tokenizer
 
 
+@pytest.mark.slow
 def test_a_tokenizer_that_matches_its_vocabulary_passes_every_check():
     vocab, tokenizer = _tiny()
     findings = compare(vocab, tokenizer)

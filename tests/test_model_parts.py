@@ -186,6 +186,7 @@ def test_a_model_whose_parts_are_missing_is_known_from_its_registered_header(tmp
         models.package_gguf("qwen2.5-coder-0.5b")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SPLIT_GGUF))
 def test_the_registered_header_is_the_files_own(name):
     from harness.stack.models.facts import _gguf_facts

@@ -15,6 +15,9 @@ import pytest
 
 from tests.conftest import REPO
 
+# every test here runs vramlab or Snakemake in a child process: seconds each (README, "Run the tests")
+pytestmark = pytest.mark.slow
+
 TEMPLATE = """fixed: {{model: "arch:tiny-llama", device: cpu, steps: 2}}
 design: list
 cells:

@@ -1,4 +1,5 @@
 import pandas as pd
+import pytest
 
 from harness.report.aggregate import aggregate
 from tests.conftest import REPO
@@ -44,6 +45,7 @@ def test_readme_headline_is_the_committed_report():
 PARTIAL: set[str] = {"quality-qwen"}
 
 
+@pytest.mark.slow
 def test_committed_reports_are_generated_from_the_committed_results(tmp_path):
     from harness.report.build import build_report
 

@@ -53,6 +53,7 @@ def result_folder(tmp_path):
     return tmp_path, matrix
 
 
+@pytest.mark.slow
 def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
     folder, matrix = result_folder
     csv_path = aggregate(str(matrix), folder / "results", folder / "reports")
@@ -99,6 +100,7 @@ def test_a_result_file_is_never_left_half_written(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_partial_table_shows_cells_not_run_yet_as_pending(result_folder):
     folder, matrix = result_folder
     missing = next((folder / "results" / "m").glob("*.json"))
@@ -116,6 +118,7 @@ def _estimate_row(report: str, name: str) -> list[str]:
     return [c.strip() for c in line.strip("|").split("|")]
 
 
+@pytest.mark.slow
 def test_the_report_shows_the_estimate_beside_each_measured_gpu_peak(result_folder):
     from harness.estimate import estimate_cell
 
@@ -151,6 +154,7 @@ def test_the_report_shows_the_estimate_beside_each_measured_gpu_peak(result_fold
     assert "tab:m-estimate" in (folder / "reports" / "m" / "tables.tex").read_text()
 
 
+@pytest.mark.slow
 def test_a_matrix_of_cpu_cells_has_no_estimate_rows(result_folder):
     import json
 
@@ -205,6 +209,7 @@ def test_a_table_of_one_seed_does_not_speak_of_a_mean_over_seeds():
     assert "mean over seeds" not in loss_table(group_table(single), []).note
 
 
+@pytest.mark.slow
 def test_a_cpu_matrix_speaks_of_resident_memory_and_draws_no_gpu_budget_or_mfu(tmp_path):
     from matplotlib.lines import Line2D
 
@@ -267,6 +272,7 @@ def test_every_committed_latex_table_compiles_and_fits_an_article(tmp_path, matr
         assert "tab:" + matrix + "-quality" in (tmp_path / "tables.tex").read_text()
 
 
+@pytest.mark.slow
 def test_methods_md_states_hardware_budget_versions_and_definitions_from_the_results(result_folder):
     folder, matrix = result_folder
     aggregate(str(matrix), folder / "results", folder / "reports")

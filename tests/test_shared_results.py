@@ -12,6 +12,7 @@ from tests.conftest import REPO
 from tests.test_published_results import _env, matrix_with_cell_id_after
 
 
+@pytest.mark.slow
 def test_a_cell_is_never_measured_by_two_runs_at_once(tmp_path):
     """A second run of a cell that another run is measuring waits for it, says so, and keeps what it measured."""
     from harness.results import read
@@ -65,6 +66,7 @@ with result_lock(Path({str(out)!r})):
         assert not waited and not told
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
 def test_a_new_result_file_is_as_readable_as_the_folders_other_files(tmp_path, umask, mode):
     """A shared results folder (a lab's server, a cluster's shared disk): result files get the permissions the

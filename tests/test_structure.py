@@ -67,6 +67,7 @@ def test_every_committed_cell_keeps_its_id(matrix):
         check(REPO / "results" / matrix / f"{cell_id}.json")  # the config inside hashes to the file's id
 
 
+@pytest.mark.slow
 def test_vramlab_check_passes_on_every_committed_result():
     folders = [str(REPO / "results" / m) for m in COMMITTED_IDS]
     done = subprocess.run([sys.executable, "-m", "harness", "check", *folders], capture_output=True, text=True)
@@ -91,6 +92,7 @@ def _corrupt(tmp_path, change) -> tuple[str, str]:
     return done.stderr, str(target)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("change", "field"), [
     (lambda d: d["metrics"].pop("peak_device_bytes") and None, "an ok cell needs metrics.peak_device_bytes"),
     (lambda d: d["metrics"].update(peak_device_bytes="ten"), "metrics.peak_device_bytes"),
@@ -120,6 +122,7 @@ def test_committed_json_schemas_are_those_of_the_model():
         assert (SCHEMA_DIR / name).read_text() == schema_text(model), f"run `vramlab schema` ({name})"
 
 
+@pytest.mark.slow
 def test_every_technique_declares_its_own_settings():
     owners = {name: s.owner for name, s in SETTINGS.items()}
     for technique in TECHNIQUES:
@@ -332,6 +335,7 @@ def test_the_check_passes_a_downward_import_and_a_function_level_torch(tmp_path)
     assert problems(*read_imports(_tree(tmp_path, files))) == []
 
 
+@pytest.mark.slow
 def test_the_package_graph_is_printed():
     done = subprocess.run([sys.executable, "-m", "tests.test_structure"], cwd=REPO, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)})

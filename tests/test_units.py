@@ -49,6 +49,7 @@ def test_byte_level_alphabet_is_the_256_bytes():
     assert len(set(symbols)) == 256 and symbols[ord("A")] == "A" and symbols[ord(" ")] == "Ġ"  # Ġ: the space byte
 
 
+@pytest.mark.slow
 def test_cpu_loss_port_matches_full_logits():
     torch.manual_seed(0)
     hidden = torch.randn(2500, 32, requires_grad=True)
@@ -81,6 +82,7 @@ def test_budget_judges_the_whole_process_peak():
     assert "16.50 GiB, over the 16.00 GiB budget" in budget.judge(int(16.5 * 2**30))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level", ["on", "offload"])
 def test_checkpointing_gives_the_gradients_of_plain_backprop(level):
     from peft import LoraConfig, get_peft_model
@@ -128,6 +130,7 @@ def test_slicing_the_vocabulary_keeps_the_modules_and_the_hooks_a_library_put_on
     assert seen == [(1, 3, 16)] and logits.shape == (1, 3, 3)
 
 
+@pytest.mark.slow
 def test_the_record_names_unsloths_kernel_where_unsloth_put_it_in_trls_slot(monkeypatch):
     from trl.trainer import utils as trl_utils
 

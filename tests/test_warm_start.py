@@ -69,6 +69,7 @@ def _wait_for_spare(cache: Path, seconds: float = 120) -> int:
     pytest.fail("no spare became ready")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(warm_start.AHEAD))
 def test_what_a_spare_imports_ahead_starts_no_cuda_and_only_a_hugging_face_spare_what_unsloth_patches(kind):
     code = ("import importlib, sys, torch\n"
@@ -85,6 +86,7 @@ def test_what_a_spare_imports_ahead_starts_no_cuda_and_only_a_hugging_face_spare
     assert done.stdout.strip() == f"None False {patched}"
 
 
+@pytest.mark.slow
 def test_a_cpu_cell_starts_fresh_whatever_is_asked(tmp_path, cache_dir):
     matrix, (first, second) = _cells(tmp_path, cache_dir, 36, 52)
     env = {k: v for k, v in _env(cache_dir).items() if k != "VRAMLAB_WARM_START_CPU"}
@@ -95,6 +97,7 @@ def test_a_cpu_cell_starts_fresh_whatever_is_asked(tmp_path, cache_dir):
     assert all(gone(pid) for pid in _spares(cache_dir, "any"))
 
 
+@pytest.mark.slow
 def test_a_gpu_cell_on_a_machine_without_one_is_skipped_without_a_spare(tmp_path, cache_dir):
     from harness.core.environment import cuda_present
 

@@ -387,6 +387,7 @@ CONVERSATION = [
 ]
 
 
+@pytest.mark.slow
 def test_chat_example_masks_all_but_the_assistant_tokens(smollm2):
     example = chat_example(smollm2, CONVERSATION, 4096)
     full = smollm2(smollm2.apply_chat_template(CONVERSATION, tokenize=False), add_special_tokens=False)["input_ids"]
@@ -396,6 +397,7 @@ def test_chat_example_masks_all_but_the_assistant_tokens(smollm2):
     assert "assistant" not in trained and "grant number" not in trained
 
 
+@pytest.mark.slow
 def test_chat_example_cuts_whole_turns_from_the_left(smollm2):
     full = len(chat_example(smollm2, CONVERSATION, 4096).input_ids)
     cut = chat_example(smollm2, CONVERSATION, full - 1)
