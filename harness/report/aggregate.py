@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from harness import results
-from harness.estimate.calibration import MEASURED, row
+from harness.estimate import calibration
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
 from harness.spec.cells import Cell
 from harness.spec.design import resolve
@@ -116,7 +116,7 @@ def estimate_rows(found: list[tuple[Cell, CellResult | None]]) -> pd.DataFrame:
 
     rows = []
     for order, (_, result) in enumerate(found):
-        measured = row(result.model_dump(mode="json"), MEASURED) if result else None
+        measured = calibration.row(result.model_dump(mode="json"), calibration.MEASURED) if result else None
         if measured is not None:
             rows.append({"order": order, **asdict(measured), "error": measured.error,
                          "allocated_error": measured.allocated_error})
