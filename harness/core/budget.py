@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.core.errors import did_you_mean
 from harness.core.gpu_cards import CARDS, Card
+from harness.core.suggest import did_you_mean
 
 _SIZE_UNITS = {"": 1, "B": 1, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
                "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}

@@ -4,10 +4,8 @@ UsageErrors too."""
 
 from __future__ import annotations
 
-import difflib
 import sys
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable
 
 MAX_MESSAGE = 1000  # characters of an error message shown: a value it quotes may be any size
 
@@ -33,15 +31,3 @@ def one_line(err: BaseException | str, limit: int = MAX_MESSAGE) -> str:
     """The message on one line, at most `limit` characters (a value a message quotes may be a megabyte)."""
     text = " ".join(str(err).split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-def closest(word: Any, choices: Iterable[Any]) -> str | None:
-    """The choice nearest to `word` as text (difflib's ratio at least 0.6), or None: the one did-you-mean."""
-    close = difflib.get_close_matches(str(word), [str(choice) for choice in choices], n=1, cutoff=0.6)
-    return close[0] if close else None
-
-
-def did_you_mean(word: Any, choices: Iterable[Any], prefix: str = "") -> str:
-    """"; did you mean 'adapter'?" where a choice is near `word` (named with `prefix`), else ""."""
-    close = closest(word, choices)
-    return f"; did you mean {prefix + close!r}?" if close else ""

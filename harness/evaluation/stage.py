@@ -25,8 +25,8 @@ from typing import Any
 
 from harness import results
 from harness.core import environment
-from harness.core.errors import did_you_mean
 from harness.core.runtime import Runtime
+from harness.core.suggest import did_you_mean
 from harness.data.workload import DoesNotFit
 from harness.evaluation.lm import cell_lm
 from harness.evaluation.spread import items_from, scores_from

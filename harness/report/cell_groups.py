@@ -1,4 +1,4 @@
-"""A matrix's groups as tables: a group (cells repeated over seeds, named by harness.spec.cells.group_name) is what a
+"""A matrix's groups as tables: a group (cells repeated over seeds, named by harness.spec.groups.group_name) is what a
 table row, a chart point or a comparison stands for; each row holds its first cell's settings and the mean,
 spread and count of every metric.
 """
@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.spec.cells import group_name
+from harness.spec.groups import group_name
 
 
 def reference_cells(cells: pd.DataFrame, group: str, reference: str) -> pd.DataFrame:

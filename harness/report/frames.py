@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from harness.report.cell_groups import GIB, group_table, reference_cells
-from harness.spec.cells import group_name
 from harness.spec.design import ReportDesign
+from harness.spec.groups import group_name
 
 # loss curves closer than this (relative, at every step) are drawn once: they could not be told apart anyway
 SAME_CURVE = 1e-4

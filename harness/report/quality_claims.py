@@ -20,7 +20,7 @@ import pandas as pd
 
 from harness.report.paired_stats import Metric, Paired, bits_per_byte, interval_text, paired, read, recall
 from harness.report.quality_findings import group_rows, pairs_differing_in
-from harness.spec.cells import group_name
+from harness.spec.groups import group_name
 
 # the largest difference still read as "no difference" (an interval inside +/- this)
 MARGINS = {"exact_match": 0.05, "bits_per_byte": 0.01}

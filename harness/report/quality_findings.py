@@ -18,8 +18,8 @@ from typing import Any
 import pandas as pd
 
 from harness.report.cell_groups import GIB, reference_cells
-from harness.spec.cells import NOT_A_DIFFERENCE, describe, group_name
-from harness.spec.cells import differences as _differences
+from harness.spec.groups import NOT_A_DIFFERENCE, describe, group_name
+from harness.spec.groups import differences as _differences
 from harness.spec.settings import SETTINGS
 
 # the metric that stands for each task in tables: the first of these that the task reports

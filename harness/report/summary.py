@@ -11,8 +11,8 @@ import pandas as pd
 
 from harness.report.cell_groups import GIB
 from harness.report.frames import Frames
-from harness.spec.cells import group_name
 from harness.spec.design import ReportDesign, x_label
+from harness.spec.groups import group_name
 
 # a difference smaller than this many standard errors is said to be within the spread
 SIGMAS = 2.0

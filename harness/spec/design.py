@@ -8,8 +8,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import did_you_mean
-from harness.spec.cells import Cell, describe, differences, group_name
+from harness.core.suggest import did_you_mean
+from harness.spec.cells import Cell
+from harness.spec.groups import describe, differences, group_name
 from harness.spec.settings import SETTINGS
 
 KEYS = ("baseline", "x", "lines")

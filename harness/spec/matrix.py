@@ -14,7 +14,8 @@ from typing import Any
 
 import yaml
 
-from harness.core.errors import UsageError, did_you_mean
+from harness.core.errors import UsageError
+from harness.core.suggest import did_you_mean
 from harness.spec.ceiling import CeilingSpec, CeilingSpecError
 from harness.spec.cells import Cell
 from harness.spec.design import ReportDesign, ReportSpecError, resolve

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from harness.core.cache import cache_root
-from harness.core.errors import did_you_mean
+from harness.core.suggest import did_you_mean
 from harness.tasks.catalog import PROJECT_TASKS
 
 _DECLARED = re.compile(r"""^\s*(?:-\s*)?["']?(?:task|group|tag)["']?:\s*(.*?)\s*$""")

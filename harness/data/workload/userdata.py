@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.core.errors import UsageError, closest
+from harness.core.errors import UsageError
+from harness.core.suggest import closest
 from harness.data.workload.documents import Document
 from harness.data.workload.sections import split_sections
 

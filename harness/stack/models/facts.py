@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.core.errors import did_you_mean
+from harness.core.suggest import did_you_mean
 from harness.stack.models.parts import SPLIT_GGUF
 from harness.stack.models.presets import PRESETS
 from harness.stack.models.sources import PackageModelError, PackageNotInstalledError, package_gguf
