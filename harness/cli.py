@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from harness.core.console import send_to_log, start_logging
-from harness.core.errors import UsageError, run_command
+from harness.core.console import run_command, send_to_log, start_logging
+from harness.core.errors import UsageError
 from harness.estimate import calibration
 from harness.estimate.chart import components_chart
 from harness.estimate.table import as_json, cell_estimate, render

@@ -9,8 +9,11 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
+
+from harness.core.errors import UsageError, one_line
 
 FORMAT = "[vramlab %(asctime)s] %(message)s"
 
@@ -37,3 +40,16 @@ def send_to_log(path: Path) -> TextIO:
     loud.setFormatter(logging.Formatter(FORMAT, datefmt="%H:%M:%S"))
     logging.getLogger("vramlab").addHandler(loud)
     return console
+
+
+def run_command(command: Callable[[], int]) -> int:
+    """A command's exit status: its own, or 2 with one line on stderr for a UsageError or an unusable path."""
+    try:
+        return command()
+    except UsageError as err:
+        print(f"vramlab: {one_line(err)}", file=sys.stderr)
+        return 2
+    except OSError as err:  # a path given to a command that cannot be read or written (a file for a folder, ...)
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"vramlab: {one_line(where + (err.strerror or str(err)))}", file=sys.stderr)
+        return 2

@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.core.console import send_to_log, start_logging
+from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.environment import cuda_present
-from harness.core.errors import run_command
 from harness.core.progress import StepLine, matrix_standing
 from harness.process import warm_start
 from harness.process.supervisor import supervise, time_limit

@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from harness.core.console import start_logging
-from harness.core.errors import run_command
+from harness.core.console import run_command, start_logging
 from harness.results import adapter_folder, result_path
 from harness.run import bytecode, worker_status
 from harness.run.measure import run
