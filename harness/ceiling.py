@@ -165,7 +165,9 @@ class Search:
                 "peak_host_unmapped_bytes": metrics.get("peak_host_unmapped_bytes"),
                 "peak_host_pinned_bytes": metrics.get("peak_host_pinned_bytes"),
                 "tokens_per_second": metrics.get("tokens_per_second") if measured else None,
-                "step_seconds_iqr": metrics.get("step_seconds_iqr") if measured else None,
+                # a probe times one step or a few: one step has no spread to give
+                "step_seconds_iqr": metrics.get("step_seconds_iqr")
+                if measured and (metrics.get("measured_steps") or 0) > 1 else None,
                 "probes": " ".join(f"{c}:{p['status']}" for c, p in sorted(self.probes.items()))}
 
 

@@ -135,6 +135,8 @@ def test_the_interquartile_range_of_the_step_times_is_shown_only_where_speed_is_
     assert _speed_table("smoke") and "IQR" not in _speed_table("smoke")
     assert "IQR" not in (REPORTS / "smoke" / "tables.tex").read_text()
     assert not _speed_table("quality-smollm2") and "IQR" not in (REPORTS / "quality-smollm2" / "tables.tex").read_text()
+    # the ceiling's probes time one step each: no spread to give
+    assert "IQR" not in (REPORTS / "ceiling-16gb" / "ceiling.md").read_text()
 
 
 def test_the_estimate_has_its_predicted_against_measured_chart_at_both_widths():
