@@ -17,9 +17,11 @@ from harness.estimate.table import as_json, cell_estimate, render
 from harness.evaluation.stage import evaluate_cell
 from harness.process import cell_command, spare
 from harness.process.ceiling import search_all
+from harness.report import calibration as calibration_report
 from harness.report.aggregate import aggregate
 from harness.report.build import build_report
-from harness.report.ceiling import write_report
+from harness.report.ceiling_report import write_report
+from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import machine_label, write_comparison
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
 from harness.results.schemas import write_schemas
@@ -78,7 +80,7 @@ def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
 def _cmd_estimate(args: argparse.Namespace) -> int:
     if args.calibrate:
         sources = [Path(d) for d in args.calibrate]
-        print(calibration.table(calibration.rows(sources), sources))
+        print(calibration_report.table(calibration.rows(sources), sources))
         return 0
     cells = _estimated_cells(args)
     if not cells:
@@ -187,6 +189,15 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    if args.all:
+        if args.matrix_name:
+            raise MatrixError("report --all rebuilds every committed matrix; give no matrix name with it")
+        out = Path(args.out) if args.out else None
+        for path in rebuild_all(Path(args.results_dir), Path(args.reports_dir), out):
+            print(path)
+        return 0
+    if not args.matrix_name:
+        raise MatrixError("report: give a matrix name (reports/<matrix>/), or --all for every committed matrix")
     build_report(Path(args.reports_dir) / args.matrix_name)
     return 0
 
@@ -316,8 +327,12 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_aggregate)
 
     p = sub.add_parser("report", help="Markdown, LaTeX and charts from reports/<matrix>/cells.csv")
-    p.add_argument("matrix_name")
+    p.add_argument("matrix_name", nargs="?")
     p.add_argument("--reports-dir", default="reports")
+    p.add_argument("--all", action="store_true",
+                   help="every matrix with a reports/<matrix>/cells.csv: aggregate its results, then its report")
+    p.add_argument("--results-dir", default="results", help="with --all: the result files to aggregate")
+    p.add_argument("--out", help="with --all: write the rebuilt reports here instead of over --reports-dir")
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("prepare-model", help="build a model into the cache (arch: random weights, GGUF conversion)")

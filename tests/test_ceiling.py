@@ -106,6 +106,7 @@ def test_a_search_measures_real_probes_keeps_them_and_resumes(tmp_path, cache_di
 
 def test_the_ceiling_chart_draws_what_was_measured_and_says_what_was_not():
     from harness.report.charts.ceiling import DESKTOP_RAM, draw
+    from harness.report.charts.style import legend_texts
 
     table = pd.DataFrame([
         {"cell": "a", "ceiling_context": 54_272, "estimated_context": 51_200, "answer": "54,272",
@@ -120,7 +121,7 @@ def test_the_ceiling_chart_draws_what_was_measured_and_says_what_was_not():
     assert [round(p.get_width(), 1) for p in host.patches] == [21.5, 0.0, 18.0, 0.0]
     assert sorted(round(line.get_xdata()[0], 1) for line in host.lines) == sorted(round(v, 1) for v in
                                                                                  DESKTOP_RAM.values())
-    legend = [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]
+    legend = legend_texts(fig)
     assert any("not measured" in t for t in legend) and len(fig.axes) == 2
     table["tokens_per_second"] = [3_380.0, None]
     assert len(draw(table, 8_192, 131_072).axes) == 3

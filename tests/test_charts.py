@@ -17,6 +17,7 @@ from harness import results
 from harness.report.aggregate import aggregate
 from harness.report.build import build_report, read, report_tables
 from harness.report.charts import figures
+from harness.report.charts.style import legend_texts
 from harness.report.frames import Frames
 from harness.report.summary import summary
 from harness.spec.matrix import expand
@@ -90,15 +91,14 @@ def charts(report) -> dict[str, Figure]:
 
 
 def legend(fig: Figure) -> list[str]:
-    return [text.get_text().replace("\n", " ").replace("   ", " ") for ax in fig.axes if ax.get_legend()
-            for text in ax.get_legend().get_texts()]
+    return legend_texts(fig)
 
 
 @pytest.mark.slow
 def test_every_chart_is_written_as_a_vector_pdf_with_embedded_fonts_and_a_png(report):
     folder, frames = report
-    assert frames.design.charts == ("overview", "sweep", "deltas", "tradeoff", "loss", "quality_vs_memory",
-                                    "quality_by_cell")
+    # three optimizer steps of random weights: no loss chart
+    assert frames.design.charts == ("overview", "sweep", "deltas", "tradeoff", "quality_vs_memory", "quality_by_cell")
     outputs = build_report(folder)
     for name in frames.design.files():
         data = (folder / name).read_bytes()
@@ -145,17 +145,26 @@ def test_the_deltas_are_against_the_baseline_with_standard_errors(charts):
     assert "error bars: standard error over seeds" in legend(charts["deltas"])
 
 
-def test_the_tradeoff_marks_the_pareto_front_and_notes_a_budget_out_of_range(charts, report):
+def test_the_tradeoff_marks_the_pareto_front_of_each_context_and_notes_a_budget_out_of_range(charts, report):
     ax = charts["tradeoff"].axes[0]
-    assert report[1].front == ["checkpointing", "stack-128"]
-    ring = next(c for c in ax.collections if isinstance(c, PathCollection) and c.get_sizes()[0] > 100)
-    assert [v for p in ring.get_offsets() for v in p] == pytest.approx([1.5, 700, 2.1, 1210])
+    # stack-128 needs less memory than stack and runs faster, but at half the context: a front per context
+    assert report[1].front == {128: ["stack-128"], 256: ["checkpointing", "stack"]}
+    rings = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_sizes()[0] > 50]
+    assert [[v for p in ring.get_offsets() for v in p] for ring in rings] == [
+        pytest.approx([2.1, 1210]), pytest.approx([1.5, 700, 3.1, 1010])]
+    assert {"Pareto front at context 128", "Pareto front at context 256"} <= set(legend(charts["tradeoff"]))
     assert ax.get_xlim()[1] < 4  # the ok cells span 1.5-3.6 GiB: a 16 GiB budget would squeeze them
     assert "budget 16.00 GiB: above the range shown" in legend(charts["tradeoff"])
     assert {t.get_text() for t in ax.texts} >= {"stack", "no-liger", "stack-128", "no-liger-128", "checkpointing"}
 
 
-def test_the_loss_chart_has_whole_steps_the_warm_up_shaded_a_band_and_coinciding_curves_named(charts):
+def test_the_loss_chart_has_whole_steps_the_warm_up_shaded_a_band_and_coinciding_curves_named(report):
+    import dataclasses
+
+    # drawn as it would be for a run of real weights long enough for a curve
+    frames = dataclasses.replace(report[1], design=dataclasses.replace(report[1].design, steps=20,
+                                                                        random_weights=False))
+    charts = figures(frames)
     ax = charts["loss"].axes[0]
     ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
     assert ticks and all(float(t).is_integer() for t in ticks)
@@ -177,7 +186,8 @@ def test_the_overview_keeps_every_cell_and_lists_only_statuses_that_occur(charts
     assert [t.get_text() for t in memory.get_yticklabels()] == list(CELLS)
     assert "skipped" in [t.get_text() for t in memory.texts]
     labels = legend(charts["overview"])
-    assert "trained (mean ± sd over seeds)" in labels and "ran out of memory (peak reached)" in labels
+    assert "trained (mean ± sd over seeds)" in labels
+    assert "ran out of memory: needs more than the budget (dotted from the peak reached)" in labels
     assert "colour: what differs from stack, context aside" in labels and "kernels none" in labels
 
 
@@ -191,13 +201,19 @@ def test_quality_is_drawn_against_memory_and_per_cell_beside_the_untrained_model
     # the cell run once is hollow and left unnamed; the repeated ones are named
     assert points[-1].lines[0].get_markerfacecolor() == "none"
     assert {t.get_text() for t in ax.texts} == {"stack", "no-liger", "stack-128", "no-liger-128"}
-    assert ax.get_ylabel() == "text_en bits_per_byte (lower is better)"
+    assert ax.get_ylabel() == "text_en bits_per_byte\n(lower is better)"
     by_cell = charts["quality_by_cell"].axes[0]
-    bars = next(c for c in by_cell.containers if isinstance(c, BarContainer))
-    assert [round(b.get_width(), 3) for b in bars] == [1.01, 1.06, 1.11, 1.13, 1.0]
-    untrained = next(c for c in by_cell.collections if isinstance(c, PathCollection))
-    assert [p[0] for p in untrained.get_offsets()] == [UNTRAINED] * 5
+    # dots with their interval, not bars from 0: differences of 0.01 bits per byte stay visible
+    assert not [c for c in by_cell.containers if isinstance(c, BarContainer)]
+    dots = [c for c in by_cell.containers if isinstance(c, ErrorbarContainer)]
+    assert [round(c.lines[0].get_xdata()[0], 3) for c in dots] == [1.01, 1.06, 1.11, 1.13, 1.0]
+    assert by_cell.get_xlim()[0] > 0.9
+    # untrained at 1.5, far off the trained scores (1.00-1.13): marked at the axis's edge, not squeezing them
+    edge = [c for c in by_cell.collections if isinstance(c, PathCollection) and len(c.get_offsets())]
+    assert [p[0] for c in edge for p in c.get_offsets()] == [by_cell.get_xlim()[1]] * 5
+    assert by_cell.get_xlim()[1] < UNTRAINED
     assert "untrained (the adapter disabled)" in legend(charts["quality_by_cell"])
+    assert any("beyond the axis's edge" in label for label in legend(charts["quality_by_cell"]))
 
 
 def test_each_question_has_its_table_with_units_and_aligned_numbers(report):
@@ -235,22 +251,27 @@ def test_the_summary_states_the_findings_in_numbers(report):
            "+0.50 GiB ± 0.08)" in text
     assert "`kernels liger`: from context 128 to 256, peak 2.10 → 3.10 GiB, 1,210 → 1,010 tokens/s; at 512: oom." \
         in text
-    assert "`checkpointing` (1.50 GiB, 700 tokens/s), `stack-128` (2.10 GiB, 1,210 tokens/s)" in text
+    assert "Pareto front at context 128 (no other cell at context 128 needs less memory and runs faster): " \
+        "`stack-128` (2.10 GiB, 1,210 tokens/s)." in text
+    assert "front at context 256 (no other cell at context 256 needs less memory and runs faster): `checkpointing` " \
+        "(1.50 GiB, 700 tokens/s), `stack` (3.10 GiB, 1,010 tokens/s)." in text
     assert "the same curve: `stack` = `checkpointing`" in text
 
 
 def test_the_smoke_report_shows_its_small_differences_and_its_hidden_curves(tmp_path):
     """The CPU smoke matrix peaks at 1.5-1.9 GiB of resident memory, and eight cells draw four loss curves; a CPU
     matrix draws no GPU budget."""
-    drawn = figures(read(REPO / "reports" / "smoke")[0])
+    frames = read(REPO / "reports" / "smoke")[0]
+    # three steps each, two contexts per line: neither a loss curve nor a sweep to draw
+    assert "loss" not in frames.design.charts and "sweep" not in frames.design.charts
+    drawn = figures(frames)
     try:
-        for name in ("overview", "sweep", "tradeoff"):
+        for name in ("overview", "tradeoff"):
             ax = drawn[name].axes[0]
-            low, high = ax.get_ylim() if name == "sweep" else ax.get_xlim()
+            low, high = ax.get_xlim()
             assert low > 1.3 and high < 2.1, name  # the data's range, not the budget's
             assert not any("budget" in label for label in legend(drawn[name])), name
         assert not any("out of memory" in label for label in legend(drawn["overview"]))  # no cell did
-        assert sum("(same curve)" in label for label in legend(drawn["loss"])) == 4
     finally:
         for fig in drawn.values():
             plt.close(fig)

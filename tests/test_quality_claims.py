@@ -14,13 +14,15 @@ from harness.report.quality_claims import (
     age_bucket,
     age_table,
     recall_by_age,
+    technique_claims,
     truncation_claims,
     untrained_recall,
     vocabulary_claims,
 )
 
 SETTINGS = {"model": "m", "context": 8192, "truncation": "exp_decay", "truncation_decay": 0.5,
-            "vocabulary": "native", "vocabulary_source": "training", "adapter": "rslora"}
+            "vocabulary": "native", "vocabulary_source": "training", "adapter": "rslora", "lora_rank": 16,
+            "quantization": "none"}
 
 
 def _recall_items(rate: float, seed: int, count: int = 120, name: str = "a", rng_seed: int = 0,
@@ -156,3 +158,21 @@ def test_recall_by_age_and_the_untrained_floor() -> None:
     assert untrained_recall(cells, items)[0].startswith("Exact recall of the model untrained")
     assert "0.000 ± 0.000 (n = 120 items; 100% of the answers survive truncation, 0.000 of the 120 whose answer " \
         "the context holds)" in untrained_recall(cells, items)[0]
+
+
+def test_each_technique_is_held_against_the_cell_that_differs_only_in_it() -> None:
+    cells = _cells({"base": {}, "nf4": {"quantization": "nf4"}, "lora": {"adapter": "lora"},
+                    "r64": {"lora_rank": 64}})
+    rows = []
+    for seed in range(3):
+        for group, bits in (("base", 1.0), ("nf4", 1.0), ("lora", 1.2), ("r64", 1.0)):
+            rows += _text_items(group, "workload_bpb", bits, seed)
+    lines = technique_claims(cells, pd.DataFrame(rows))
+    assert len(lines) == 3  # nf4, rslora and the rank against base; lora and r64 differ in two settings
+    nf4, adapter, rank = (next(line for line in lines if line.startswith(head))
+                          for head in ("quantization nf4 (`nf4`) against none (`base`)",
+                                       "adapter rslora (`base`) against lora (`lora`)",
+                                       "lora_rank 64 (`r64`) against 16 (`base`)"))
+    assert "bits per byte of the target sections" in nf4 and "**no difference**" in nf4
+    assert "difference -0.2" in adapter and "**better (fewer bits per byte)**" in adapter
+    assert "n = 3 seeds × 40 paired items" in rank

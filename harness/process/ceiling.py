@@ -87,6 +87,7 @@ class Search:
     def row(self) -> dict[str, Any]:
         at = self.probes.get(self.ceiling, {}) if self.ceiling is not None else {}
         metrics = at.get("metrics") or {}
+        measured = metrics.get("throughput_measured", True)  # a probe that shared the device timed nothing
         if self.stopped:
             answer = f"not found: {self.stopped}"
         elif self.ceiling is None:
@@ -101,8 +102,10 @@ class Search:
                 "peak_host_bytes": metrics.get("peak_host_bytes"),
                 "peak_host_unmapped_bytes": metrics.get("peak_host_unmapped_bytes"),
                 "peak_host_pinned_bytes": metrics.get("peak_host_pinned_bytes"),
-                "tokens_per_second": metrics.get("tokens_per_second") if metrics.get("throughput_measured", True)
-                else None,
+                "tokens_per_second": metrics.get("tokens_per_second") if measured else None,
+                # a probe times one step or a few: one step has no spread to give
+                "step_seconds_iqr": metrics.get("step_seconds_iqr")
+                if measured and (metrics.get("measured_steps") or 0) > 1 else None,
                 "probes": " ".join(f"{c}:{p['status']}" for c, p in sorted(self.probes.items()))}
 
 

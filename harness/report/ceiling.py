@@ -1,5 +1,6 @@
-"""reports/<matrix>/ceiling.{csv,md,png,pdf}: the longest context each configuration of a ceiling search
-(harness/process/ceiling.py) reached within its budget, with its peak and its speed there."""
+"""reports/<matrix>/ceiling.csv and the ceiling chart: the longest context each configuration of a ceiling search
+(harness/process/ceiling.py) reached within its budget, with its peak and its speed there; the tables beside
+them are harness/report/ceiling_report.py's."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from harness.process.ceiling import GUESS_MARGIN, Search
+from harness.process.ceiling import Search
 from harness.report.charts.ceiling import draw
-from harness.report.charts.style import RC, save
-
-GIB = 2**30
+from harness.report.charts.style import RC, fit_labels, save
+from harness.spec.chart_widths import FORMATS, WIDTHS
 
 
 def measured_on(searches: list[Search]) -> list[str]:
@@ -35,35 +35,17 @@ def measured_on(searches: list[Search]) -> list[str]:
 
 
 def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list[Path]:
-    """reports/<matrix>/ceiling.csv (one row a configuration), ceiling.md and ceiling.png: the context each
-    configuration reached within its budget, with its peak and its speed there."""
-    def gib(value: float | None) -> str:
-        return f"{value / GIB:.2f}" if pd.notna(value) else "–"
-
+    """reports/<matrix>/ceiling.csv (one row a configuration) and the ceiling chart: the context each
+    configuration reached within its budget, with its peak and its speed there. harness.report.ceiling_report
+    writes the tables beside them (ceiling.md, tables.tex)."""
     folder = reports_dir / matrix
     folder.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame([s.row() for s in searches])
     table.to_csv(folder / "ceiling.csv", index=False)
-    shown = pd.DataFrame({
-        "configuration": table["cell"], "budget": table["budget"], "longest context that fits": table["answer"],
-        "estimated": [f"{int(c):,}" if pd.notna(c) else "–" for c in table["estimated_context"]],
-        "peak device GiB there": [gib(b) for b in table["peak_device_bytes"]],
-        "host GiB no file backs there": [gib(b) for b in table["peak_host_unmapped_bytes"]],
-        "of it pinned": [gib(b) for b in table["peak_host_pinned_bytes"]],
-        "tokens/s there": [f"{t:,.0f}" if pd.notna(t) else "–" for t in table["tokens_per_second"]],
-        "probes (context:status)": table["probes"]})
     spec = searches[0].spec if searches else None
-    lines = [f"# {matrix}: the longest context within the budget", "",
-             (f"Bisection over context from {spec.low:,} to {spec.high:,} tokens, to within {spec.resolution:,}: "
-              "every probe is a real cell in a fresh process, judged on the whole process's device memory, and "
-              f"kept under `results/{matrix}/ceiling/<cell id>/`. The search starts from the memory estimate's "
-              f"answer (`estimated`, `vramlab estimate`), {GUESS_MARGIN:.0%} either side of it; where the kept "
-              "probes already hold a context that fits next to one that does not, they are the answer, whatever "
-              "the estimate says now.")
-             if spec else "No configuration.", "",
-             *measured_on(searches), shown.to_markdown(index=False), ""]
-    (folder / "ceiling.md").write_text("\n".join(lines))
-
+    charts: list[Path] = []
     with plt.rc_context(RC):
-        charts = save(draw(table, spec.low if spec else 0, spec.high if spec else 0), folder, "ceiling")
-    return [folder / "ceiling.csv", folder / "ceiling.md", *charts]
+        for suffix, width in WIDTHS.items():
+            charts += save(fit_labels(draw(table, spec.low if spec else 0, spec.high if spec else 0, width)), folder,
+                           f"ceiling{suffix}", FORMATS[suffix])
+    return [folder / "ceiling.csv", *charts]

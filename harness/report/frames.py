@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness.report.cell_groups import GIB, group_table, reference_cells
+from harness.report.cell_groups import GIB, group_name, group_table, reference_cells
+from harness.report.pareto_fronts import fronts_by_context
 from harness.spec.design import ReportDesign
-from harness.spec.groups import group_name
 
 # loss curves closer than this (relative, at every step) are drawn once: they could not be told apart anyway
 SAME_CURVE = 1e-4
@@ -93,18 +93,11 @@ def same_lines(points: pd.DataFrame, metric: str) -> dict[str, str]:
     return same
 
 
-def pareto_front(table: pd.DataFrame) -> list[str]:
-    """The ok groups that no other beats on both counts (no more memory and at least the tokens/s, one of them
-    strictly), in increasing memory."""
+def pareto_front(table: pd.DataFrame) -> dict[int, list[str]]:
+    """Per context, the ok groups that no other group at that context beats on both counts (no more memory and at
+    least the tokens/s, one of them strictly), in increasing memory."""
     points = table[(table["status"] == "ok") & table["peak_device"].notna() & table["tokens_per_second"].notna()]
-    front = []
-    for group, row in points.iterrows():
-        memory, speed = points["peak_device"], points["tokens_per_second"]
-        beaten = ((memory <= row["peak_device"]) & (speed >= row["tokens_per_second"])
-                  & ((memory < row["peak_device"]) | (speed > row["tokens_per_second"])))
-        if not beaten.any():
-            front.append(group)
-    return sorted(front, key=lambda g: points.at[g, "peak_device"])
+    return fronts_by_context(points, "peak_device", "tokens_per_second")
 
 
 def loss_curves(steps: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -155,7 +148,7 @@ class Frames:
     table: pd.DataFrame
     deltas: pd.DataFrame
     points: pd.DataFrame
-    front: list[str]
+    front: dict[int, list[str]]  # context -> its Pareto front
     curves: dict[str, pd.DataFrame]
     drawn: list[list[str]]
     budget: float | None  # GiB; None on a CPU, where no device budget is drawn
@@ -173,6 +166,6 @@ class Frames:
         budgets = cells["budget_bytes"].dropna()
         cpu = on_cpu(cells)
         return cls(cells=cells, design=design, table=table, deltas=deltas(table, design, cells),
-                   points=sweep(table, design), front=pareto_front(table) if design.throughput_measured else [],
+                   points=sweep(table, design), front=pareto_front(table) if design.throughput_measured else {},
                    curves=curves, drawn=coinciding(curves),
                    budget=budgets.iloc[0] / GIB if len(budgets) and not cpu else None, on_cpu=cpu)

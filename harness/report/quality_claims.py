@@ -4,7 +4,9 @@
    ratio against another) at the same context, on exact recall of planted facts, overall and for facts
    introduced long before the question, and on the documents' bits per byte;
 2. vocabulary slicing "without impact if the model works in a closed set of languages": each sliced cell
-   against the native vocabulary, on held-out text inside the kept languages and outside them.
+   against the native vocabulary, on held-out text inside the kept languages and outside them;
+3. the techniques the seed chose for what they cost in quality (4-bit NF4 weights, RS-LoRA's scaling, the
+   rank): each against the cell that differs only in it, on the workload.
 
 Each sentence carries the difference, its 95% intervals over items and over seeds, n, and a word allowed by
 those intervals (harness.report.paired_stats.read). Recall by age: facts grouped by how many sections before the
@@ -151,6 +153,34 @@ def vocabulary_claims(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
             line = _compare(items, sliced, native, task, metric, f"{head}, {what}")
             if line:
                 lines.append(line)
+    return lines
+
+
+# the settings of the seed's techniques, and which level goes first in a sentence (the seed's choice, or the
+# larger rank): the sign of a difference then reads as what choosing it did
+TECHNIQUE_FIRST = {"quantization": lambda level: level != "none", "adapter": lambda level: level == "rslora",
+                   "lora_rank": lambda level: float(level)}
+WORKLOAD_SCORES = (("workload_bpb", "bits_per_byte", "bits per byte of the target sections"),
+                   ("workload_recall", "exact_match", "exact recall of planted facts"))
+
+
+def technique_claims(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
+    """Each technique of TECHNIQUE_FIRST against the cell that differs only in it, on the workload's scores."""
+    items = _with_groups(items)
+    groups = group_rows(cells)
+    scored = set(items["group"])
+    lines = []
+    for setting, first in TECHNIQUE_FIRST.items():
+        if setting not in groups.columns:
+            continue
+        for a, b in pairs_differing_in(cells, setting):
+            if not {a, b} <= scored:
+                continue
+            if first(str(groups.at[b, setting])) > first(str(groups.at[a, setting])):
+                a, b = b, a
+            head = f"{setting} {groups.at[a, setting]} (`{a}`) against {groups.at[b, setting]} (`{b}`)"
+            found = [_compare(items, a, b, task, metric, f"{head}, {what}") for task, metric, what in WORKLOAD_SCORES]
+            lines += [line for line in found if line]
     return lines
 
 

@@ -110,12 +110,19 @@ def _sweep(points: pd.DataFrame, design: ReportDesign) -> list[str]:
     return [f"Along {x_label(design.x)}: " + " ".join(lines)] if lines else []
 
 
-def _front(table: pd.DataFrame, front: list[str]) -> list[str]:
-    if len(front) < 1:
-        return []
-    points = ", ".join(f"`{g}` ({table.at[g, 'peak_device']:.2f} GiB, {table.at[g, 'tokens_per_second']:,.0f} "
-                       "tokens/s)" for g in front)
-    return [f"Memory-throughput Pareto front (no other cell needs less memory and runs faster): {points}."]
+def _front(table: pd.DataFrame, fronts: dict[int, list[str]]) -> list[str]:
+    """The memory-throughput Pareto front of each context: cells at different contexts do different work, so
+    none is said to beat another."""
+    lines = []
+    for context, front in fronts.items():
+        if not front:
+            continue
+        points = ", ".join(f"`{g}` ({table.at[g, 'peak_device']:.2f} GiB, {table.at[g, 'tokens_per_second']:,.0f} "
+                           "tokens/s)" for g in front)
+        at = f" at context {context:,}" if len(fronts) > 1 else ""
+        lines.append(f"Memory-throughput Pareto front{at} (no other cell{at} needs less memory and runs faster): "
+                     f"{points}.")
+    return lines
 
 
 def _loss(drawn: list[list[str]]) -> list[str]:

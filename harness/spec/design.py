@@ -10,13 +10,15 @@ from typing import Any
 
 from harness.core.suggest import did_you_mean
 from harness.spec.cells import Cell
+from harness.spec.chart_widths import chart_files
 from harness.spec.groups import describe, differences, group_name
 from harness.spec.settings import SETTINGS
 
 KEYS = ("baseline", "x", "lines")
+SWEEP_MIN_POINTS = 3
+LOSS_MIN_STEPS = 20
 DEFAULT_X = "context"
 UNITS = {"context": "tokens", "document_words": "words"}
-FORMATS = ("pdf", "png")
 
 
 class ReportSpecError(ValueError):
@@ -41,18 +43,22 @@ class ReportDesign:
     throughput_measured: bool
     quality: bool
     recall_by_age: bool = False  # the evaluation scores workload_recall, whose items carry the facts' ages
+    steps: int = 0  # the most optimizer steps any cell takes (0: not recorded, a design from before)
+    random_weights: bool = False  # every cell trains a model of random weights
     charts: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        charts = ["overview", *(["sweep"] if self.sweep else []), *(["deltas"] if self.deltas else []),
-                  *(["tradeoff"] if self.throughput_measured else []), "loss",
+        long_sweep = any(len(line.cells) >= SWEEP_MIN_POINTS for line in self.sweep)
+        loss = self.steps >= LOSS_MIN_STEPS and not self.random_weights
+        charts = ["overview", *(["sweep"] if long_sweep else []), *(["deltas"] if self.deltas else []),
+                  *(["tradeoff"] if self.throughput_measured else []), *(["loss"] if loss else []),
                   *(["quality_vs_memory", "quality_by_cell"] if self.quality else []),
                   *(["recall_by_age"] if self.recall_by_age else [])]
         object.__setattr__(self, "charts", tuple(charts))
 
     def files(self) -> list[str]:
-        """Every chart the report draws, in each format."""
-        return [f"{chart}.{fmt}" for chart in self.charts for fmt in FORMATS]
+        """Every chart the report draws, at each width in its formats."""
+        return [file for chart in self.charts for file in chart_files(chart)]
 
     def write(self, path: Path) -> None:
         data = asdict(self)
@@ -175,4 +181,12 @@ def resolve(spec: dict[str, Any], cells: list[Cell]) -> ReportDesign:
     recall = quality and "workload_recall" in evaluation["tasks"]
     return ReportDesign(baseline=baseline, x=x, lines=lines, sweep=tuple(sweep), changes=changes,
                         deltas=tuple(at_baseline), throughput_measured=not shared, quality=quality,
-                        recall_by_age=recall)
+                        recall_by_age=recall, steps=max(int(c.settings["steps"]) for c in cells),
+                        random_weights=all(random_weights(c.settings["model"]) for c in cells))
+
+
+def random_weights(model: str) -> bool:
+    """Whether a model source is an architecture with random weights ("arch:qwen3-8b"), as
+    harness.stack.models.sources builds it."""
+    return str(model).startswith("arch:")
+

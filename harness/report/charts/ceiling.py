@@ -9,20 +9,22 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
-from harness.report.charts.style import TOL_GREY, TOL_MUTED, figure, legend_outside, rows_top_down
+from harness.report.charts.style import figure, legend_outside, rows_top_down
+from harness.report.charts.technique_colours import TOL_GREY, TOL_MUTED
+from harness.spec.chart_widths import DOUBLE_IN
 
 GIB = 2**30
 # the seed's class of desktop (32 to 64 GB of RAM), in GiB, beside the host memory a configuration held; the
 # line style each is drawn in
 DESKTOP_RAM = {"32 GB desktop": 32e9 / GIB, "64 GB desktop": 64e9 / GIB}
 DESKTOP_STYLE = {"32 GB desktop": ":", "64 GB desktop": "-."}
-REACHED, ESTIMATED, HOST, PINNED = TOL_MUTED[1], TOL_MUTED[0], TOL_MUTED[6], TOL_MUTED[3]
+REACHED, ESTIMATED, HOST, PINNED, SPEED = TOL_MUTED[0], TOL_MUTED[6], TOL_MUTED[2], TOL_MUTED[3], TOL_MUTED[5]
 
 
-def draw(table: pd.DataFrame, low: int, high: int) -> Figure:
+def draw(table: pd.DataFrame, low: int, high: int, width: float = DOUBLE_IN) -> Figure:
     """`table`: the rows of harness.process.ceiling.Search.row(); `low`, `high`: the searched range."""
     speed = table["tokens_per_second"].notna().any()
-    fig, axes = figure(1, 3 if speed else 2, width=9.5 if speed else 8.0, height=0.42 * max(len(table), 2) + 1.3,
+    fig, axes = figure(1, 3 if speed else 2, width=width, height=0.3 * max(len(table), 2) + 1.2,
                        sharey=True, gridspec_kw={"width_ratios": [2.2, 1.2, 1.2] if speed else [2.2, 1.2]})
     names = list(table["cell"])
     ax = axes[0][0]
@@ -61,10 +63,10 @@ def draw(table: pd.DataFrame, low: int, high: int) -> Figure:
                  for label, gib in DESKTOP_RAM.items())]
     if speed:
         pace = axes[0][2]
-        pace.barh(range(len(table)), table["tokens_per_second"].fillna(0), color=TOL_MUTED[2], height=0.6)
+        pace.barh(range(len(table)), table["tokens_per_second"].fillna(0), color=SPEED, height=0.6)
         pace.set_xlabel("training tokens/s there")
     else:
         handles.append(Line2D([], [], linestyle="none", label="tokens/s: not measured (probes shared the GPU)"))
-    legend_outside(axes[0][-1], handles, [h.get_label() for h in handles])
+    legend_outside(axes[0][-1], handles, [h.get_label() for h in handles], below=True)
     fig.suptitle("the longest context within the budget, measured by bisection", fontsize=9)
     return fig

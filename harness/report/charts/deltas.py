@@ -1,7 +1,8 @@
 """Each change against the baseline, as the reader would otherwise subtract by eye: Δ peak device memory (GiB)
 and, where speed was measured, Δ tokens/s (% of the baseline's), a bar per cell, its value written at its end.
 A cell that ran out of memory gets a hatched bar to the peak it reached and '≥' (it needs at least that much);
-a cell with no number gets its status. Error bars: the standard error of the difference, where seeds repeat."""
+a cell with no number gets its status. Error bars: the standard error of the difference, where seeds repeat.
+The budget, seen from the baseline, is the headroom the baseline leaves: a line at +headroom, labelled so."""
 
 from __future__ import annotations
 
@@ -22,18 +23,19 @@ from harness.report.charts.style import (
 )
 from harness.report.frames import Frames
 from harness.report.tables import gib_digits
+from harness.spec.chart_widths import DOUBLE_IN
 
-# room beyond the longest bar for its value
-LABEL_ROOM = 0.22
+# room beyond the longest bar for its value, as a share of the bars' span at the double-column width
+LABEL_ROOM = 0.3
 
 
-def draw(frames: Frames, palette: Palette) -> Figure:
+def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN) -> Figure:
     design, deltas = frames.design, frames.deltas
     baseline_ok = frames.table.at[design.baseline, "status"] == "ok"
     panels = [("d_peak", memory_axis(frames.on_cpu, "Δ peak"), f"+.{gib_digits(deltas['d_peak'])}f")]
     if design.throughput_measured:
         panels.append(("d_tokens_pct", "Δ training tokens/s (%)", "+.1f"))
-    fig, axes = figure(1, len(panels), width=3.6 * len(panels) + 2.4, height=0.26 * len(deltas) + 1.3, sharey=True)
+    fig, axes = figure(1, len(panels), width=width, height=0.22 * len(deltas) + 1.1, sharey=True)
     rows = list(range(len(deltas)))
     budget_entry: list = []
     for ax, (metric, label, fmt) in zip(axes[0], panels, strict=True):
@@ -56,20 +58,25 @@ def draw(frames: Frames, palette: Palette) -> Figure:
                             fontsize=7, color="0.35", style="italic")
                 continue
             lower_bound = bool(row["peak_reached"]) and metric == "d_peak"
-            ax.barh(y, value, color=palette(row["change"]), height=0.65, hatch="///" if lower_bound else None,
-                    edgecolor="white" if lower_bound else None, linewidth=0,
+            ax.barh(y, value, color=palette(row["change"]), height=0.65,
+                    hatch="///" if lower_bound else palette.hatch(row["change"]),
+                    edgecolor="white", linewidth=0,
                     xerr=row[f"{metric}_se"] if row[f"{metric}_se"] == row[f"{metric}_se"] else None,
                     error_kw={"capsize": 2, "elinewidth": 0.8})
             error = row[f"{metric}_se"] if row[f"{metric}_se"] == row[f"{metric}_se"] else 0.0
             end = value + error if value >= 0 else value - error  # the value is written beyond its error bar
             ax.annotate(("≥" if lower_bound else "") + f"{value:{fmt}}", (end, y), fontsize=7, va="center",
                         xytext=(3 if value >= 0 else -3, 0), textcoords="offset points",
-                        ha="left" if value >= 0 else "right")
+                        ha="left" if value >= 0 else "right", zorder=4,
+                        # the headroom line passes behind a value, never through it
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.3})
         ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_xlim(low - LABEL_ROOM * span if low < 0 else -0.02 * span,
-                    high + LABEL_ROOM * span if high > 0 else 0.02 * span)
+        room = LABEL_ROOM * DOUBLE_IN / width  # a value's text is as wide in a narrower chart: more of its axis
+        ax.set_xlim(low - room * span if low < 0 else -0.02 * span,
+                    high + room * span if high > 0 else 0.02 * span)
         if headroom is not None:
-            budget_entry = budget_mark(ax, headroom, low <= headroom <= high, label=f"budget {frames.budget:.2f} GiB")
+            budget_entry = budget_mark(ax, headroom, low <= headroom <= high,
+                                       label=f"headroom to the {frames.budget:.2f} GiB budget: {headroom:+.2f} GiB")
         ax.set_xlabel(label)
         ax.grid(axis="x", color="0.9", linewidth=0.6)
         if not baseline_ok:

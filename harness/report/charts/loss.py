@@ -1,6 +1,7 @@
 """Training loss per optimizer step: a curve per group (mean over seeds with a ±sd band where seeds repeat),
 whole steps on the axis, the warm-up steps shaded. Curves that coincide are drawn once and named together, so a
-reader never takes a hidden curve for a missing cell. Cells of one stack share its colour and differ in style."""
+reader never takes a hidden curve for a missing cell. Cells of one technique share its colour and differ in style.
+Drawn only where the loss says something (harness/spec/design.py: real weights, at least LOSS_MIN_STEPS steps)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,17 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from harness.report.charts.style import LINE_STYLES, Palette, figure, legend_outside, nothing_to_draw
+from harness.report.charts.style import Palette, figure, legend_outside, nothing_to_draw
+from harness.report.charts.technique_colours import LINE_STYLES
 from harness.report.frames import SAME_CURVE, Frames
+from harness.spec.chart_widths import DOUBLE_IN
 
 # up to this many steps each is marked; beyond, markers would only blot the curves
 MARKED_STEPS = 20
 
 
-def draw(frames: Frames, palette: Palette) -> Figure:
-    fig, axes = figure(1, 1, width=6.4, height=3.6)
+def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN) -> Figure:
+    fig, axes = figure(1, 1, width=width, height=2.6)
     ax = axes[0][0]
     if not frames.curves:
         nothing_to_draw(ax, "no cell recorded a loss")
@@ -27,7 +30,8 @@ def draw(frames: Frames, palette: Palette) -> Figure:
         curve = frames.curves[members[0]]
         change = frames.design.changes[members[0]]
         colour = palette(change)
-        style = LINE_STYLES[used.get(change, 0) % len(LINE_STYLES)]
+        # a level of a technique has its style; further groups of that level (another context) the next ones
+        style = LINE_STYLES[(palette.level(change) + used.get(change, 0)) % len(LINE_STYLES)]
         used[change] = used.get(change, 0) + 1
         label = " = ".join(members) + (" (same curve)" if len(members) > 1 else "")
         ax.plot(curve["step"], curve["mean"], color=colour, linestyle=style, linewidth=1.2, label=label,

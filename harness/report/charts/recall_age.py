@@ -1,24 +1,25 @@
 """Exact recall of planted facts against how many sections before the question they were introduced, one panel
 per context, one line per truncation policy (trained: solid, mean over seeds with the seeds' standard deviation;
-untrained: dashed), from the report's items.csv. Drawn two columns wide (7 in) with 8 pt text, so that it goes
-into a paper as it is."""
+untrained: dashed), from the report's items.csv. Drawn at the stated width (harness/spec/chart_widths.py) with no
+text under 7 pt, so that it goes into a paper as it is."""
 
 from __future__ import annotations
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from harness.report.charts.style import TOL_MUTED, figure, nothing_to_draw
+from harness.report.charts.style import figure, legend_outside, nothing_to_draw
+from harness.report.charts.technique_colours import TOL_MUTED
 from harness.report.quality_claims import recall_by_age
+from harness.spec.chart_widths import DOUBLE_IN
 
-WIDTH_IN = 7.0
-PANEL_HEIGHT_IN = 2.4
+PANEL_HEIGHT_IN = 2.0
 
 
-def draw(cells: pd.DataFrame, items: pd.DataFrame | None) -> Figure:
+def draw(cells: pd.DataFrame, items: pd.DataFrame | None, width: float = DOUBLE_IN) -> Figure:
     by_age = recall_by_age(cells, items) if items is not None and len(items) else pd.DataFrame()
     if by_age.empty:
-        fig, axes = figure(1, 1, width=WIDTH_IN / 2, height=PANEL_HEIGHT_IN)
+        fig, axes = figure(1, 1, width=width, height=PANEL_HEIGHT_IN)
         nothing_to_draw(axes[0][0], "no recall items recorded")
         return fig
     # one line per policy and context: the matrix's first group with it (groups that differ in anything else,
@@ -26,7 +27,7 @@ def draw(cells: pd.DataFrame, items: pd.DataFrame | None) -> Figure:
     firsts = by_age.drop_duplicates(["context", "truncation"])["group"]
     by_age = by_age[by_age["group"].isin(set(firsts))]
     contexts = sorted(set(by_age["context"]))
-    fig, axes = figure(1, len(contexts), width=WIDTH_IN, height=PANEL_HEIGHT_IN, sharey=True)
+    fig, axes = figure(1, len(contexts), width=width, height=PANEL_HEIGHT_IN, sharey=True)
     policies = list(dict.fromkeys(by_age.sort_values("truncation")["truncation"]))
     colours = {p: TOL_MUTED[i % len(TOL_MUTED)] for i, p in enumerate(policies)}
     labels = by_age.drop_duplicates("age_order").set_index("age_order")["age"].sort_index()
@@ -51,7 +52,5 @@ def draw(cells: pd.DataFrame, items: pd.DataFrame | None) -> Figure:
             if name not in names:
                 handles.append(handle)
                 names.append(name)
-    fig.legend(handles, names, loc="lower center", ncol=min(len(names), 4), fontsize=7, frameon=False,
-               bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.12 + 0.05 * (len(names) > 4), 1, 1))
+    legend_outside(axes[0][-1], handles, names)
     return fig

@@ -1,7 +1,8 @@
-"""What every chart shares: Paul Tol's colour-blind-safe palettes, one colour per change against the baseline
-(so a technique or stack has the same colour in every chart), axis ranges fitted to the data, the budget drawn
-where it is in range and noted where it is not, legends outside the data, and saving as PDF (fonts embedded as
-TrueType) and PNG.
+"""What every chart shares: one colour per technique, the same in every chart
+(harness/report/charts/technique_colours.py), a stated width with no text under 7 pt at it
+(harness/spec/chart_widths.py), axis ranges fitted to the data, the budget drawn where it is in range and noted
+where it is not, legends outside the data, and saving as PDF (fonts embedded as TrueType) and PNG at exactly the
+stated width.
 """
 
 from __future__ import annotations
@@ -23,27 +24,26 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.transforms import Bbox
 
-# Paul Tol's qualitative schemes (personal.sron.nl/~pault): muted (9 colours, colour-blind safe), then the
-# colours of his light scheme that look like none of them; beyond that colours repeat, and every point, bar and
-# curve is named anyway
-TOL_MUTED = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99", "#999933", "#AA4499")
-TOL_LIGHT_EXTRA = ("#EE8866", "#BBCC33", "#77AADD", "#FFAABB")
-TOL_GREY = "#BBBBBB"
-BASELINE_COLOUR = "#000000"
-# within one colour (cells of one stack), further curves are told apart by their line style
-LINE_STYLES = ("-", "--", ":", "-.")
+from harness.report.charts.technique_colours import TOL_GREY, Palette
+from harness.spec.chart_widths import DOUBLE_IN, LEGEND_BELOW_IN, SMALLEST_PT
+
 # the budget joins an axis only if the axis then spans at most this many times the data's own range: further
 # off, it would squeeze the differences the chart is there to show
 BUDGET_SPAN = 3.0
 PAD = 0.08
-# characters of a legend entry before it wraps: a long one would push the chart into a corner
-LEGEND_WIDTH = 48
+# characters of a legend entry before it wraps: beside a chart, a long one would squeeze the chart; below a
+# column-wide chart there is the column's width
+LEGEND_WIDTH = {"beside": 34, "below": 50}
 # embedding TrueType fonts runs fontTools' subsetter, which logs every table it touches at INFO, the level the
 # command line logs at
 logging.getLogger("fontTools").setLevel(logging.WARNING)
-RC = {"pdf.fonttype": 42, "ps.fonttype": 42, "font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9,
-      "legend.fontsize": 8, "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.spines.top": False,
-      "axes.spines.right": False, "axes.axisbelow": True, "legend.frameon": False}
+SMALL = SMALLEST_PT
+RC = {"pdf.fonttype": 42, "ps.fonttype": 42, "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8,
+      "legend.fontsize": SMALL, "legend.title_fontsize": SMALL, "xtick.labelsize": SMALL,
+      "ytick.labelsize": SMALL, "figure.titlesize": 8, "axes.spines.top": False, "axes.spines.right": False,
+      "axes.axisbelow": True, "legend.frameon": False, "axes.linewidth": 0.6, "xtick.major.width": 0.6,
+      "ytick.major.width": 0.6, "lines.linewidth": 1.2}
+__all__ = ["RC", "TOL_GREY", "Palette"]
 
 
 def memory_axis(cpu: bool, prefix: str = "peak") -> str:
@@ -57,28 +57,27 @@ def metric_panels(throughput_measured: bool, on_cpu: bool = False) -> list[tuple
     return [*memory, ("tokens_per_second", "training tokens/s")] if throughput_measured else memory
 
 
-class Palette:
-    """A colour per change against the baseline, in the order the matrix first shows it; the baseline black."""
-
-    def __init__(self, changes: Iterable[str]) -> None:
-        keys = [k for k in dict.fromkeys(changes) if k]
-        colours = TOL_MUTED + TOL_LIGHT_EXTRA
-        self._colours = {"": BASELINE_COLOUR} | {k: colours[i % len(colours)] for i, k in enumerate(keys)}
-
-    def __call__(self, change: str) -> str:
-        return self._colours.get(change, TOL_GREY)
-
-
-def figure(rows: int = 1, columns: int = 1, width: float = 6.5, height: float = 3.2,
+def figure(rows: int = 1, columns: int = 1, width: float = DOUBLE_IN, height: float = 3.2,
            **kwargs: Any) -> tuple[Figure, Any]:
-    return plt.subplots(rows, columns, figsize=(width, height), squeeze=False, **kwargs)
+    """A figure of exactly `width` inches: the layout fits axes, labels and legends inside it (constrained
+    layout), so the saved file is as wide as stated and its text the size it was set in."""
+    return plt.subplots(rows, columns, figsize=(width, height), squeeze=False, layout="constrained", **kwargs)
 
 
-def save(fig: Figure, out: Path, name: str) -> list[Path]:
-    """name.pdf and name.png; no creation date or software version, so an unchanged chart is an unchanged file."""
-    paths = [out / f"{name}.pdf", out / f"{name}.png"]
-    fig.savefig(paths[0], bbox_inches="tight", metadata={"CreationDate": None, "Creator": None, "Producer": None})
-    fig.savefig(paths[1], bbox_inches="tight", dpi=150, metadata={"Software": None})
+def narrow(fig: Figure) -> bool:
+    """Whether the figure is too narrow for a legend beside its chart: a column's width."""
+    return fig.get_figwidth() < LEGEND_BELOW_IN
+
+
+def save(fig: Figure, out: Path, name: str, formats: Sequence[str] = ("pdf", "png")) -> list[Path]:
+    """name.pdf and name.png at the figure's own size (no cropping, which would change the stated width); no
+    creation date or software version, so an unchanged chart is an unchanged file."""
+    paths = [out / f"{name}.{fmt}" for fmt in formats]
+    for path in paths:
+        if path.suffix == ".pdf":
+            fig.savefig(path, metadata={"CreationDate": None, "Creator": None, "Producer": None})
+        else:
+            fig.savefig(path, dpi=150, metadata={"Software": None})
     plt.close(fig)
     return paths
 
@@ -113,13 +112,45 @@ def budget_mark(ax: Axes, budget: float | None, shown: bool, vertical: bool = Tr
 
 
 def legend_outside(ax: Axes, handles: Sequence[Any] | None = None, labels: Sequence[str] | None = None,
-                   title: str | None = None) -> None:
+                   title: str | None = None, below: bool = False) -> None:
+    """The figure's legend outside its charts: beside them at the double-column width, below them at a column's
+    (or where `below`: a grid of panels that needs the whole width), the figure made taller by the legend's height
+    so the charts keep theirs."""
     if handles is None:
         handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        labels = [textwrap.fill(label, LEGEND_WIDTH, subsequent_indent="  ") for label in labels or []]
-        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, title=title,
-                  title_fontsize=8, alignment="left")
+    if not handles:
+        return
+    fig = ax.figure
+    below = below or narrow(fig)
+    width = LEGEND_WIDTH["below" if below else "beside"]
+    labels = [textwrap.fill(label, width, subsequent_indent="  ") for label in labels or []]
+    legend = fig.legend(handles, labels, loc="outside lower left" if below else "outside right upper", title=title,
+                        alignment="left")
+    if below:
+        height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
+        fig.set_figheight(fig.get_figheight() + height)
+
+
+def fit_labels(fig: Figure) -> Figure:
+    """Axis labels wrapped to their panel's width, so that labels of panels side by side never run into each
+    other at a column's width. Call it once the chart is drawn."""
+    fig.draw_without_rendering()  # the panels' widths as laid out
+    for ax in fig.axes:
+        for label in (ax.xaxis.label, ax.title):
+            text = label.get_text()
+            if not text:
+                continue
+            points = ax.get_position().width * fig.get_figwidth() * 72
+            # a character of this sans-serif averages about 0.55 of its size in width
+            fits = max(12, int(points / (0.55 * label.get_fontsize())))
+            label.set_text("\n".join(textwrap.fill(line, fits) for line in text.split("\n")))
+    return fig
+
+
+def legend_texts(fig: Figure) -> list[str]:
+    """Every entry of the figure's legends, as one line each."""
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    return [" ".join(text.get_text().split()) for legend in legends for text in legend.get_texts()]
 
 
 def rows_top_down(ax: Axes, labels: Sequence[str]) -> None:
@@ -148,7 +179,8 @@ def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], names: Sequ
     """Name each point, where the name covers no other name and no point (nor the unnamed points to `avoid`);
     points that coincide get one label with all their names. Call it once the axis limits are set: placement
     is measured on the drawn figure, so the limits are fixed from here."""
-    ax.set_xlim(ax.get_xlim())  # fixed from here: names are placed in pixels
+    ax.figure.draw_without_rendering()  # the layout settled first: names are placed in pixels
+    ax.set_xlim(ax.get_xlim())  # fixed from here
     ax.set_ylim(ax.get_ylim())
     renderer = ax.figure.canvas.get_renderer()
     pixels = [tuple(ax.transData.transform((x, y))) for x, y in zip(xs, ys, strict=True)]
@@ -190,11 +222,12 @@ def _far(dx: float, dy: float) -> bool:
 
 
 def _annotate(ax: Axes, text: str, point: tuple[float, float], dx: float, dy: float, leader: bool = False) -> Any:
-    """A name off its point; a name placed further out gets a thin line back to it."""
+    """A name off its point; a name placed further out gets a thin line back to it. Names stay out of the layout:
+    placed on the settled layout, they would otherwise move it (and the points) once more."""
     return ax.annotate(text, point, xytext=(dx, dy), textcoords="offset points", fontsize=7,
                        ha="left" if dx > 0 else "right" if dx < 0 else "center", va="bottom" if dy >= 0 else "top",
                        arrowprops={"arrowstyle": "-", "color": "0.6", "linewidth": 0.5, "shrinkA": 0, "shrinkB": 3}
-                       if leader else None)
+                       if leader else None, in_layout=False)
 
 
 def _distance(box: Bbox, point: tuple[float, float]) -> float:

@@ -17,15 +17,16 @@ from harness.report.charts.style import (
     nothing_to_draw,
 )
 from harness.report.frames import Frames, same_lines
+from harness.spec.chart_widths import DOUBLE_IN
 from harness.spec.design import x_label
 
 NAMES = {"peak_device": "memory", "tokens_per_second": "speed"}
 
 
-def draw(frames: Frames, palette: Palette) -> Figure:
+def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN) -> Figure:
     design, points = frames.design, frames.points
     panels = metric_panels(design.throughput_measured, frames.on_cpu)
-    fig, axes = figure(1, len(panels), width=3.6 * len(panels) + 2.4, height=3.0)
+    fig, axes = figure(1, len(panels), width=width, height=2.4)
     levels = sorted(set(points["x"]))
     handles: list = []
     budget_entry: list = []
@@ -36,16 +37,17 @@ def draw(frames: Frames, palette: Palette) -> Figure:
         # a line on top of an identical one is drawn dashed, so the one below shows between its dashes
         same = same_lines(points, metric)
         for line, part in points.groupby("line", sort=False):
-            colour = palette(part["change"].iloc[0])
+            change = part["change"].iloc[0]
+            colour, marker = palette(change), palette.marker(change)
             ok = part[part["status"] == "ok"]
             ax.errorbar(ok["x"], ok[metric], yerr=ok[f"{metric}_sd"].where(ok[f"{metric}_n"] > 1),
-                        color=colour, marker="o", markersize=4, capsize=2, linewidth=1.4,
+                        color=colour, marker=marker, markersize=4, capsize=2, linewidth=1.4,
                         linestyle=(0, (4, 3)) if line in same else "-")
             if line in same:
                 notes.setdefault(line, []).append(f"{NAMES[metric]} as {same[line]}")
             if metric == "peak_device":
                 statuses = ", ".join(sorted(set(part["status"])))
-                handles.append(Line2D([], [], color=colour, marker="o", markersize=4,
+                handles.append(Line2D([], [], color=colour, marker=marker, markersize=4,
                                       label=line if len(ok) else f"{line}: no cell trained ({statuses})"))
             reached = part[part["peak_reached"]]
             if metric == "peak_device" and len(reached):
