@@ -26,7 +26,7 @@ from harness.evaluation.plan import evaluation_plan
 from harness.matrix import MatrixError, ceiling_spec, claim_results_folder, matrix_options, matrix_path
 from harness.matrix import expand as expand_matrix
 from harness.report_design import design_of
-from harness.results import evaluation_path, result_path
+from harness.results import ResultFileError, evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
 from harness.supervise import cuda_present
 from harness.techniques import needs_cuda
@@ -101,9 +101,14 @@ print(f"vramlab: matrix '{NAME}' ({matrix_path(MATRIX)}), {len(CELLS)} cells"
 
 # Result files that cannot stand (damaged, another cell's, an error whose input data changed): said now, set aside
 # once Snakemake executes jobs, so that their cells (or tasks) are measured again; a dry run changes nothing.
-REDO = [r for c in CELLS for r in [review_cell(result_path(Path(RESULTS), NAME, c.cell_id), c.cell_id, c.settings)]
-        + [review_evaluation(evaluation_path(Path(RESULTS), NAME, c.cell_id, t), c.cell_id, t) for t in TASKS]
-        if r is not None]
+# A result from a newer vramlab stops the run here, dry or not: it is kept, never set aside nor measured again.
+try:
+    REDO = [r for c in CELLS
+            for r in [review_cell(result_path(Path(RESULTS), NAME, c.cell_id), c.cell_id, c.settings)]
+            + [review_evaluation(evaluation_path(Path(RESULTS), NAME, c.cell_id, t), c.cell_id, t) for t in TASKS]
+            if r is not None]
+except ResultFileError as err:
+    raise WorkflowError(f"vramlab: {one_line(err)}") from None
 for _redo in REDO:
     print(f"vramlab: {_redo.describe()}", file=sys.stderr)
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.atomic_files import write_csv_atomic, write_text_atomic
 from harness.cells import Cell
 
 GIB = 2**30
@@ -299,7 +300,7 @@ def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list
     folder = reports_dir / matrix
     folder.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame([s.row() for s in searches])
-    table.to_csv(folder / "ceiling.csv", index=False)
+    write_csv_atomic(folder / "ceiling.csv", table)
     shown = pd.DataFrame({
         "configuration": table["cell"], "budget": table["budget"], "longest context that fits": table["answer"],
         "estimated": [f"{int(c):,}" if pd.notna(c) else "–" for c in table["estimated_context"]],
@@ -318,7 +319,7 @@ def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list
               "the estimate says now.")
              if spec else "No configuration.", "",
              *measured_on(searches), shown.to_markdown(index=False), ""]
-    (folder / "ceiling.md").write_text("\n".join(lines))
+    write_text_atomic(folder / "ceiling.md", "\n".join(lines))
     from harness.chart_widths import FORMATS, WIDTHS
     from harness.charts.ceiling import draw
     from harness.charts.style import RC, fit_labels, save

@@ -12,8 +12,16 @@ from typing import Any
 
 from harness import bytecode
 from harness.cells import Cell
-from harness.matrix import MatrixError, expand, find_cell, matrix_options
+from harness.console import console_stream
+from harness.errors import UsageError, one_line
+from harness.estimate.arguments import check_estimate_arguments
+from harness.gguf_file import open_gguf
+from harness.log_file import log_file_problem
+from harness.matrix import MATRIX_NAME, MatrixError, expand, find_cell, matrix_options
+from harness.path_problems import explain_os_error
 from harness.results import ResultFileError, adapter_folder, result_path
+from harness.settings import SETTINGS
+from harness.workload.userdata import DataError
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -65,6 +73,7 @@ def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
 def _cmd_estimate(args: argparse.Namespace) -> int:
     from harness.estimate.table import as_json, cell_estimate, render
 
+    check_estimate_arguments(args.chart, args.results_dir, args.calibrate, args.set)
     if args.calibrate:
         from harness.estimate.calibration import rows, table
 
@@ -166,10 +175,11 @@ def _cmd_run_cell(args: argparse.Namespace) -> int:
         limit = time_limit(cell.settings, args.time_limit)
     except SupervisorError as err:
         problem = problem or str(err)
-    for flag in ("log", "memory_history"):
-        given = getattr(args, flag, None)
-        if not problem and given and Path(given).is_dir():
-            problem = f"--{flag.replace('_', '-')} {given} is a folder; give the path of a file"
+    if not problem and args.log:
+        problem = log_file_problem(Path(args.log))
+    given = getattr(args, "memory_history", None)
+    if not problem and given and Path(given).is_dir():
+        problem = f"--memory-history {given} is a folder; give the path of a file"
     problem = problem or _existing_result(cell, out, args.force, args.out is not None)[0]
     if problem:
         print(f"vramlab: {problem}", file=sys.stderr)
@@ -274,7 +284,6 @@ def _cmd_spare(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from harness.errors import UsageError
     from harness.evaluation.plan import evaluation_plan
     from harness.evaluation.stage import evaluate_cell
 
@@ -296,9 +305,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from harness.console import send_to_log
     from harness.results import evaluation_path, read_evaluation
 
-    console = send_to_log(Path(args.log))
-    cell = find_cell(args.matrix, args.cell)
+    cell = find_cell(args.matrix, args.cell)  # before the log file is opened: a bad argument touches no file
     tasks = args.task or evaluation_plan(args.matrix).task_names()
+    console = send_to_log(Path(args.log))
     console.write(f"vramlab: evaluating cell {cell.name} on {len(tasks)} tasks, its log: {args.log}\n")
     evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=tasks)
     outcomes = []
@@ -316,6 +325,8 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
     from harness.ceiling import search_all, write_report
     from harness.matrix import ceiling_spec
 
+    if args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: give how many searches run at once, 1 or more")
     spec = ceiling_spec(args.matrix)
     if spec is None:
         print(f"vramlab: {args.matrix} has no `ceiling:` section (low, high, resolution) to search",
@@ -334,8 +345,11 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from harness.reproduce import machine_label, write_comparison
+    from harness.reproduce import MACHINE_LABEL, machine_label, write_comparison
 
+    if args.machine is not None and not MACHINE_LABEL.match(args.machine):
+        raise UsageError(f"--machine {args.machine!r}: a machine is named by its folder under "
+                         "results/<matrix>/reproductions/: letters, digits, '-' and '_'")
     path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir),
                             args.machine or machine_label())
     print(path.read_text().splitlines()[0])
@@ -371,9 +385,10 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 def _cmd_migrate(args: argparse.Namespace) -> int:
     from harness.results.store import migrate_files
 
-    for path in migrate_files([Path(p) for p in args.paths]):
-        print(f"migrated {path}")
-    return 0
+    outcomes = migrate_files([Path(p) for p in args.paths])
+    for _, said, fine in outcomes:
+        print(said if fine else f"vramlab migrate: {said}", file=sys.stdout if fine else sys.stderr)
+    return 0 if all(fine for _, _, fine in outcomes) else 1
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
@@ -397,18 +412,31 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return 0
     if not args.matrix_name:
         raise MatrixError("report: give a matrix name (reports/<matrix>/), or --all for every committed matrix")
+    if not MATRIX_NAME.match(args.matrix_name):
+        raise UsageError(f"report: {args.matrix_name!r} is not a matrix name (the folder under --reports-dir, e.g. "
+                         "smoke); give --reports-dir for reports kept elsewhere")
     build_report(Path(args.reports_dir) / args.matrix_name)
     return 0
 
 
 def _cmd_prepare_model(args: argparse.Namespace) -> int:
+    from harness.model_info import ModelSourceError, facts
     from harness.models import PackageModelError, resolve
 
+    problem = SETTINGS["seed"].check(args.seed)
+    if problem:
+        raise UsageError(f"--seed: {problem}")
+    try:
+        known = facts(args.source)  # the source checked first: a preset, a readable GGUF file, a model folder
+    except ModelSourceError as err:
+        raise UsageError(str(err)) from None
+    if known is None:
+        raise UsageError(f"{args.source!r} is no arch:, gguf: or package: source and no local model folder: a Hugging "
+                         "Face id is downloaded by transformers when a cell loads it, so there is nothing to prepare")
     try:
         print(resolve(args.source, seed=args.seed).path)
     except PackageModelError as err:
-        print(f"vramlab: {err}", file=sys.stderr)
-        return 2
+        raise UsageError(str(err)) from None
     return 0
 
 
@@ -418,6 +446,7 @@ def _cmd_tokenizer_check(args: argparse.Namespace) -> int:
 
     try:
         file = source_gguf(args.source)
+        open_gguf(file)  # a file that is no GGUF (or a truncated one) is named here, not in a traceback
     except (PackageModelError, FileNotFoundError, ValueError) as err:
         print(f"vramlab: {err}", file=sys.stderr)
         return 2
@@ -575,19 +604,23 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="[vramlab %(asctime)s] %(message)s", datefmt="%H:%M:%S")
     args = parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    from harness.errors import UsageError, one_line
-    from harness.workload.userdata import DataError
-
     try:
         return args.func(args)
     except (MatrixError, ResultFileError, DataError, UsageError) as err:
-        print(f"vramlab: {one_line(err)}", file=sys.stderr)
-        return 2
+        return _refuse(one_line(err))
     except OSError as err:  # a path given to a command that cannot be read or written (a file for a folder, ...)
-        where = f"{err.filename}: " if err.filename else ""
-        print(f"vramlab: {one_line(where + (err.strerror or str(err)))}", file=sys.stderr)
-        return 2
+        return _refuse(one_line(explain_os_error(err)))
+    except KeyboardInterrupt:
+        # every file is written whole or not at all (harness/atomic_files.py): nothing is left half-written
+        return _refuse("interrupted; nothing was left half-written", code=130)
 
+
+def _refuse(message: str, code: int = 2) -> int:
+    """The error on the console, also when stdout and stderr were sent to a log file (and then in the log too)."""
+    print(f"vramlab: {message}", file=console_stream())
+    if console_stream() is not sys.stderr:
+        print(f"vramlab: {message}", file=sys.stderr)
+    return code
 
 if __name__ == "__main__":
     sys.exit(main())

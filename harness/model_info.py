@@ -13,6 +13,9 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from harness.gguf_file import GGUFFileError, open_gguf
 
 # linear layer names of the decoder families this harness trains (attention and MLP projections)
 LINEAR_LAYERS = {
@@ -111,9 +114,16 @@ def facts(source: str) -> ModelFacts | None:
 
 
 def _gguf_facts(file: str) -> ModelFacts:
-    from gguf import GGUFReader
+    try:
+        return _read_gguf_facts(open_gguf(file))
+    except GGUFFileError as err:
+        raise ModelSourceError(str(err)) from None
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as err:  # a header of unexpected fields
+        raise ModelSourceError(f"{file}: its GGUF header cannot be read ({type(err).__name__}: "
+                               f"{' '.join(str(err).split())[:200]})") from None
 
-    reader = GGUFReader(file, "r")
+
+def _read_gguf_facts(reader: Any) -> ModelFacts:
 
     def field(name: str):
         entry = reader.fields.get(name)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness import charts, methods, tables
+from harness.atomic_files import write_text_atomic
 from harness.chart_widths import COLUMN_IN, DOUBLE_IN, SMALLEST_PT, chart_files
 from harness.comparisons import Frames
 from harness.report_design import ReportDesign
@@ -212,9 +213,9 @@ def build_report(folder: Path) -> list[Path]:
     if quality is not None:
         text += "\n" + "\n".join(quality_report.markdown(frames.cells, steps, quality, frames.design.baseline,
                                                           items))
-    (folder / "report.md").write_text(text)
-    (folder / "tables.tex").write_text(latex(frames, title, estimate, quality))
-    (folder / "methods.md").write_text(methods.markdown(frames, methods.read_environment(folder), title,
+    write_text_atomic(folder / "report.md", text)
+    write_text_atomic(folder / "tables.tex", latex(frames, title, estimate, quality))
+    write_text_atomic(folder / "methods.md", methods.markdown(frames, methods.read_environment(folder), title,
                                                         quality is not None))
     return [folder / "report.md", folder / "tables.tex", folder / "methods.md",
             *charts.draw(frames, quality, folder, items)]

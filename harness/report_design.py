@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.atomic_files import write_text_atomic
 from harness.cell_groups import describe, differences, group_name
 from harness.cells import Cell
 from harness.chart_widths import chart_files
@@ -78,7 +79,7 @@ class ReportDesign:
 
     def write(self, path: Path) -> None:
         data = asdict(self)
-        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
     @classmethod
     def read(cls, path: Path) -> ReportDesign:

@@ -44,6 +44,7 @@ class Setting:
     help: str
     levels: tuple[Any, ...] | None = None  # closed set of values, for techniques
     minimum: float | None = None
+    maximum: float | None = None
     validate: Validator | None = None  # extra check beyond type, levels and minimum: why not, or None
     hashed_at_default: bool = True  # False: left out of the cell id while at its default (see module doc)
     owner: str = "run"  # who declares it: run, data, or a technique's axis
@@ -71,6 +72,8 @@ class Setting:
             return f"{value!r} is not a list of strings"
         if self.minimum is not None and value < self.minimum:
             return f"{value!r} is below the minimum {self.minimum}"
+        if self.maximum is not None and value > self.maximum:
+            return f"{value!r} is above the maximum {self.maximum:,}"
         return None
 
     def describe(self) -> str:
@@ -107,7 +110,9 @@ RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("steps", int, 5, "measured optimizer steps", minimum=1),
     Setting("warmup_steps", int, 1, "optimizer steps run first and left out of the timings", minimum=0),
     Setting("learning_rate", float, 2e-4, "peak learning rate (constant schedule)", minimum=0),
-    Setting("seed", int, 0, "seed for weights of arch: models, data order and adapters"),
+    # numpy's seeds (which transformers' set_seed passes on) are 32-bit unsigned
+    Setting("seed", int, 0, "seed for weights of arch: models, data order and adapters", minimum=0,
+            maximum=2**32 - 1),
     Setting("loss", str, "nll", "SFT loss passed to TRL explicitly (its default changed in 1.7)",
             levels=("nll", "dft")),
 )
