@@ -21,9 +21,9 @@ sys.path.insert(0, workflow.basedir)
 
 from pathlib import Path
 
-from harness.errors import one_line
+from harness.errors import UsageError, one_line
 from harness.evaluation.plan import evaluation_plan
-from harness.matrix import MatrixError, ceiling_spec, claim_results_folder, matrix_options, matrix_path
+from harness.matrix import MatrixError, ceiling_spec, claim_results_folder, did_you_mean, matrix_options, matrix_path
 from harness.matrix import expand as expand_matrix
 from harness.report_design import design_of
 from harness.results import ResultFileError, evaluation_path, result_path
@@ -48,6 +48,13 @@ def _flag(name, default, also=()):
                         + "".join(f" (or {name}={w})" for w in also))
 
 
+# every --config key this file reads: a misspelled one (matrx=smoke) would otherwise run the default matrix
+CONFIG_KEYS = ("matrix", "results_dir", "reports_dir", "reproduce", "warm_start")
+for _key in config:
+    if _key not in CONFIG_KEYS:
+        raise WorkflowError(f"vramlab: --config {str(_key)[:80]}=...: no such key{did_you_mean(_key, CONFIG_KEYS)} "
+                            f"(known: {', '.join(CONFIG_KEYS)})")
+
 if "matrix" in config and not str(config["matrix"] or "").strip():
     raise WorkflowError("vramlab: --config matrix= names no matrix; give a name under ablations/ or a path to a "
                         "YAML file (leave matrix out to run the embedded default)")
@@ -62,7 +69,7 @@ try:
     CEILING = ceiling_spec(MATRIX) is not None
     # the charts a report draws follow from the matrix alone, so they can be named here
     CHARTS = design_of(MATRIX).files()
-except MatrixError as err:
+except (MatrixError, UsageError) as err:
     raise WorkflowError(f"vramlab: {one_line(err)}") from None
 NAME = CELLS[0].matrix
 IDS = [c.cell_id for c in CELLS]
@@ -71,7 +78,7 @@ REPORTS = config.get("reports_dir", "reports")
 try:
     # checked now; the folder's marker is written once Snakemake executes jobs (_prepare below)
     claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX), write=False)
-except MatrixError as err:
+except (MatrixError, UsageError) as err:
     raise WorkflowError(f"vramlab: {one_line(err)}") from None
 # cells that may touch a GPU hold the one `gpu` resource, so they never share a card; a matrix that allows
 # `concurrent_cells: N` has its cells hold one of N `gpu_slot`s instead, and their throughput is recorded as

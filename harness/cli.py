@@ -10,14 +10,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness import bytecode
+from harness import bytecode, environment_variables
 from harness.cells import Cell
 from harness.console import console_stream
 from harness.errors import UsageError, one_line
 from harness.estimate.arguments import check_estimate_arguments
 from harness.gguf_file import open_gguf
 from harness.log_file import log_file_problem
-from harness.matrix import MATRIX_NAME, MatrixError, expand, find_cell, matrix_options
+from harness.matrix import (
+    MATRIX_NAME,
+    MatrixError,
+    check_cell,
+    expand,
+    find_cell,
+    matrix_identity,
+    matrix_options,
+    matrix_path,
+)
 from harness.path_problems import explain_os_error
 from harness.results import ResultFileError, adapter_folder, result_path
 from harness.settings import SETTINGS
@@ -106,6 +115,7 @@ def _cell_and_paths(args: argparse.Namespace) -> tuple[Cell, Path, Path | None]:
         if problem:
             raise MatrixError(f"--context: {problem}")
         cell = probe_cell(cell, args.context)
+        check_cell(args.matrix, cell)  # as validate checks the matrix's cells: the context against the model
     out = Path(args.out) if args.out else result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
     adapter = adapter_folder(out.parent.parent, cell.matrix, cell.cell_id) if args.keep_adapter else None
     return cell, out, adapter
@@ -127,9 +137,13 @@ def _cell_arguments(p: argparse.ArgumentParser) -> None:
                         "allocated peak, by the code that made it, to FILE.peak.json (harness/memory_history.py)")
 
 
-def _out_problem(cell: Cell, out: Path) -> str | None:
+def _out_problem(cell: Cell, out: Path, matrix: str) -> str | None:
     """--out names this cell's result file: a file named by the cell's id, so that no other file is ever taken for a
-    damaged result and set aside, or written over."""
+    damaged result and set aside, or written over; in no folder another matrix owns (its .matrix file)."""
+    owner = next((p / ".matrix" for p in [out.parent, *out.parent.parents] if (p / ".matrix").is_file()), None)
+    if owner is not None and owner.read_text().strip() != matrix_identity(matrix_path(matrix)):
+        return (f"--out {out}: {owner.parent}/ holds the results of another matrix ({owner.read_text().strip()}); "
+                f"give a path in this matrix's folder (e.g. {owner.parent.parent / cell.matrix / out.name})")
     if out.is_dir():
         return f"--out {out} is a folder; give the path of the result file (e.g. {out / (cell.cell_id + '.json')})"
     if out.name != f"{cell.cell_id}.json":
@@ -170,7 +184,7 @@ def _cmd_run_cell(args: argparse.Namespace) -> int:
     from harness.supervise import SupervisorError, time_limit
 
     cell, out, _ = _cell_and_paths(args)
-    problem = _out_problem(cell, out)
+    problem = _out_problem(cell, out, args.matrix)
     try:
         limit = time_limit(cell.settings, args.time_limit)
     except SupervisorError as err:
@@ -600,11 +614,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    bytecode.enable()  # before the command imports torch and the training stack
     logging.basicConfig(level=logging.INFO, format="[vramlab %(asctime)s] %(message)s", datefmt="%H:%M:%S")
     args = parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        environment_variables.check_all()  # before the bytecode cache goes under VRAMLAB_CACHE
+        bytecode.enable()  # before the command imports torch and the training stack
         return args.func(args)
     except (MatrixError, ResultFileError, DataError, UsageError) as err:
         return _refuse(one_line(err))

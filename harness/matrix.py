@@ -35,7 +35,6 @@ import difflib
 import itertools
 import json
 import math
-import os
 import re
 import sys
 from pathlib import Path
@@ -44,6 +43,7 @@ from typing import Any
 import yaml
 
 from harness.cells import Cell
+from harness.environment_variables import ablations_folder, max_cells
 from harness.settings import SETTINGS, defaults
 
 TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells", "include", "exclude",
@@ -61,7 +61,8 @@ SECTIONS = ("fixed", "axes", "baseline", "cells", "include", "exclude", "seeds",
 def ablation_dirs() -> list[Path]:
     """Where matrix names are looked up, in order: $VRAMLAB_ABLATIONS, ./ablations, the source checkout
     this package runs from, and the copy a wheel installs under <prefix>/share/vramlab/ablations."""
-    dirs = [Path(os.environ["VRAMLAB_ABLATIONS"])] if os.environ.get("VRAMLAB_ABLATIONS") else []
+    given = ablations_folder()
+    dirs = [given] if given else []
     dirs += [Path.cwd() / "ablations", Path(__file__).resolve().parent.parent / "ablations",
              Path(sys.prefix) / "share" / "vramlab" / "ablations"]
     unique: list[Path] = []
@@ -75,7 +76,7 @@ class MatrixError(ValueError):
     """A matrix file that cannot be expanded; the message is one line meant for the researcher."""
 
 
-def _did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
+def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
@@ -142,16 +143,10 @@ _YAML_BOOLEANS_BACK = {False: "off", True: "on"}
 _SYNONYMS = {"device": {"gpu": "cuda", "nvidia": "cuda", "cuda:0": "cuda"},
              "quantization": {"4bit": "nf4", "qlora": "nf4", "bnb": "nf4"},
              "kernels": {"flash": "none"}}
-MAX_CELLS_DEFAULT = 5000
 # what a matrix file may cost before it is read: a matrix is settings, never data
 MAX_MATRIX_BYTES = 2**20
 MAX_EXPANDED = 4 * 2**20  # values and characters once its aliases are expanded
 MAX_DEPTH = 64
-
-
-def max_cells() -> int:
-    """The most cells a matrix may expand to (VRAMLAB_MAX_CELLS): a typo in an axis must not eat the memory."""
-    return int(os.environ.get("VRAMLAB_MAX_CELLS", MAX_CELLS_DEFAULT))
 
 
 def _kind(value: Any) -> str:
@@ -183,7 +178,7 @@ class _Checker:
 
     def setting_name(self, where: str, name: Any) -> None:
         if name not in SETTINGS:
-            raise self.fail(where, f"unknown setting {name!r}{_did_you_mean(name, list(SETTINGS))}")
+            raise self.fail(where, f"unknown setting {name!r}{did_you_mean(name, list(SETTINGS))}")
 
     def value(self, where: str, name: str, value: Any) -> Any:
         """The value as the cell will hold it (a float written '2e-4' becomes 2e-4), or a clear error."""
@@ -200,7 +195,7 @@ class _Checker:
             elif str(value).lower() in _SYNONYMS.get(name, {}):
                 problem += f"; did you mean {_SYNONYMS[name][str(value).lower()]!r}?"
             else:
-                problem += _did_you_mean(value, levels)
+                problem += did_you_mean(value, levels)
             raise self.fail(f"{where}.{name}", problem)
         return setting.canonical(value) if setting.canonical else value
 
@@ -234,7 +229,7 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
         given = Path(name_or_path)
         searched = "" if "/" in name_or_path or given.suffix in (".yaml", ".yml") else \
             f"; looked in {', '.join(str(d) for d in ablation_dirs())}"
-        raise MatrixError(f"no matrix file {str(path)!r}{_did_you_mean(Path(name_or_path).stem, known)} "
+        raise MatrixError(f"no matrix file {str(path)!r}{did_you_mean(Path(name_or_path).stem, known)} "
                           f"(known: {', '.join(known) or 'none'}{searched})")
     name = matrix_name(path)
     shipped = shipped_matrices().get(name)
@@ -308,7 +303,7 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
         raise check.fail("top level", "a matrix file must be a mapping")
     for key in spec:
         if key not in TOP_LEVEL_KEYS:
-            raise check.fail("top level", f"unknown key {key!r}{_did_you_mean(key, TOP_LEVEL_KEYS)}")
+            raise check.fail("top level", f"unknown key {key!r}{did_you_mean(key, TOP_LEVEL_KEYS)}")
     for key in SECTIONS:
         if key in spec and spec[key] is None:
             raise check.fail(key, "an empty section: give what goes under it, or remove the line")
@@ -320,7 +315,7 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
         raise check.fail("concurrent_cells", problem)
     design = spec.get("design", "full" if "axes" in spec else "list")
     if design not in DESIGNS:
-        raise check.fail("design", f"{design!r} is not one of {', '.join(DESIGNS)}{_did_you_mean(design, DESIGNS)}")
+        raise check.fail("design", f"{design!r} is not one of {', '.join(DESIGNS)}{did_you_mean(design, DESIGNS)}")
     # a section the chosen design does not read would be ignored without a word
     unread = {"full": ("cells", "baseline"), "one_at_a_time": ("cells",), "list": ("axes", "baseline")}[design]
     for key in unread:
@@ -444,6 +439,11 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     return cells
 
 
+def check_cell(name_or_path: str, cell: Cell) -> None:
+    """A cell made outside the matrix (a ceiling probe at another context) checked as the matrix's own are."""
+    _check_against_model(_Checker(str(matrix_path(name_or_path))), cell)
+
+
 def _check_against_model(check: _Checker, cell: Cell) -> None:
     """What the model's config tells before any weight is loaded: positions, vocabulary, layer names."""
     from harness.model_info import ModelSourceError, facts
@@ -509,7 +509,7 @@ def _concurrent_problem(value: Any) -> str | None:
 def _predicted_oom_problem(value: Any) -> str | None:
     if value in PREDICTED_OOM:
         return None
-    return f"{value!r} is not one of {', '.join(PREDICTED_OOM)}{_did_you_mean(value, PREDICTED_OOM)}"
+    return f"{value!r} is not one of {', '.join(PREDICTED_OOM)}{did_you_mean(value, PREDICTED_OOM)}"
 
 
 def ceiling_spec(name_or_path: str) -> Any:
@@ -537,5 +537,5 @@ def find_cell(matrix: str, cell_id: str) -> Cell:
         if cell.name == cell_id:
             return cell
     known = [c.cell_id for c in cells] + [c.name for c in cells]
-    raise MatrixError(f"matrix {matrix!r} has no cell with the id or name {cell_id!r}{_did_you_mean(cell_id, known)} "
+    raise MatrixError(f"matrix {matrix!r} has no cell with the id or name {cell_id!r}{did_you_mean(cell_id, known)} "
                       "(`vramlab cells MATRIX` lists them)")

@@ -20,7 +20,6 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.environment_variables import cache_folder
 from harness.model_parts import SPLIT_GGUF, SplitGGUF
 from harness.presets import preset
 
@@ -66,7 +66,7 @@ class ResolvedModel:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("VRAMLAB_CACHE", Path.home() / ".cache" / "vramlab"))
+    return cache_folder()
 
 
 @contextmanager

@@ -44,6 +44,7 @@ from types import FrameType
 from typing import Any, BinaryIO
 
 from harness import gc_freeze
+from harness.environment_variables import spare_idle_seconds
 from harness.supervise import cuda_present, running
 
 log = logging.getLogger("vramlab")
@@ -70,7 +71,7 @@ TAKES = {"unsloth": ("any",), "huggingface": ("huggingface", "any")}
 # streams of cells on two GPUs keep their own spares; sharing, one stream took and stopped the other's)
 PER_CELL_ENV = ("VRAMLAB_STATUS_FILE", "VRAMLAB_TIME_LIMIT", "VRAMLAB_MEMORY_HISTORY", "VRAMLAB_WARM_START", "_",
                 "OLDPWD", "PWD", "SHLVL")
-IDLE_SECONDS = float(os.environ.get("VRAMLAB_SPARE_IDLE", "120"))
+IDLE_SECONDS = spare_idle_seconds()
 RECORD_ENV = "VRAMLAB_WARM_START"  # the measuring process's record of how it started, set by its spare
 MESSAGE_BYTES = 1 << 20
 @dataclass

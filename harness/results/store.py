@@ -189,6 +189,10 @@ def check(path: Path) -> CellResult | EvaluationResult:
         raise ResultFileError(f"{path}: cell_id/task: the file of this result would be named {expected}")
     if isinstance(result, EvaluationResult) and path.parent.name != result.cell_id:
         raise ResultFileError(f"{path}: cell_id: {result.cell_id} does not match its folder {path.parent.name}")
+    # a matrix's results folder (it holds the owner file .matrix) holds that matrix's results only
+    if isinstance(result, CellResult) and (path.parent / ".matrix").is_file() and result.matrix != path.parent.name:
+        raise ResultFileError(f"{path}: matrix: a result of {result.matrix!r} in the results folder of "
+                              f"{path.parent.name!r}; move it to {path.parent.parent / result.matrix}/")
     return result
 
 
