@@ -25,6 +25,7 @@ from harness.errors import UsageError, one_line
 from harness.evaluation.plan import evaluation_plan
 from harness.matrix import MatrixError, ceiling_spec, claim_results_folder, did_you_mean, matrix_options, matrix_path
 from harness.matrix import expand as expand_matrix
+from harness.renamed_matrix import orphaned_results_hint
 from harness.report_design import design_of
 from harness.results import ResultFileError, evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
@@ -103,6 +104,9 @@ if _GPU_CELLS and not cuda_present():
     print(f"vramlab: {len(_GPU_CELLS)} of {len(CELLS)} cells need a CUDA GPU and this machine has none: "
           f"the {len(_missing)} without a result will be recorded as skipped here; the "
           f"{len(_GPU_CELLS) - len(_missing)} with a result keep it", file=sys.stderr)
+_ORPHANED = orphaned_results_hint(Path(RESULTS), NAME, IDS)
+if _ORPHANED:
+    print(f"vramlab: {_ORPHANED}", file=sys.stderr)
 print(f"vramlab: matrix '{NAME}' ({matrix_path(MATRIX)}), {len(CELLS)} cells"
       + (f", {len(TASKS)} evaluation tasks" if TASKS else "") + f": {WHY}", file=sys.stderr)
 
