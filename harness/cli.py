@@ -516,8 +516,8 @@ def parser() -> argparse.ArgumentParser:
     _cell_arguments(p)
     p.add_argument("--force", action="store_true",
                    help="replace an existing result even where this machine cannot measure the cell")
-    p.add_argument("--log", metavar="FILE", help="send everything the cell prints to FILE and show only its "
-                                                 "progress on the console")
+    p.add_argument("--log", metavar="FILE.log", help="send everything the cell prints to FILE.log and show only "
+                                                     "its progress on the console")
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
                    help="end the cell after this long and record it as 'timeout' (default: $VRAMLAB_TIME_LIMIT, "
                         "else 1800 s + 30 s per training sequence)")
@@ -542,8 +542,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--matrix", required=True)
     p.add_argument("--cell", required=True, help="the cell id")
     p.add_argument("--task", action="append", help="only this task (repeatable); default: the matrix's tasks")
-    p.add_argument("--log", metavar="FILE", help="send everything the evaluation prints to FILE and show only a "
-                                                 "line per cell on the console")
+    p.add_argument("--log", metavar="FILE.log", help="send everything the evaluation prints to FILE.log and show "
+                                                     "only a line per cell on the console")
     p.add_argument("--results-dir", default="results")
     p.set_defaults(func=_cmd_evaluate)
 
