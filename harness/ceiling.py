@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.atomic_files import write_csv_atomic, write_text_atomic
+from harness.atomic_files import write_csv_atomic
 from harness.cells import Cell
 
 GIB = 2**30
@@ -150,6 +150,7 @@ class Search:
     def row(self) -> dict[str, Any]:
         at = self.probes.get(self.ceiling, {}) if self.ceiling is not None else {}
         metrics = at.get("metrics") or {}
+        measured = metrics.get("throughput_measured", True)  # a probe that shared the device timed nothing
         if self.stopped:
             answer = f"not found: {self.stopped}"
         elif self.ceiling is None:
@@ -164,8 +165,10 @@ class Search:
                 "peak_host_bytes": metrics.get("peak_host_bytes"),
                 "peak_host_unmapped_bytes": metrics.get("peak_host_unmapped_bytes"),
                 "peak_host_pinned_bytes": metrics.get("peak_host_pinned_bytes"),
-                "tokens_per_second": metrics.get("tokens_per_second") if metrics.get("throughput_measured", True)
-                else None,
+                "tokens_per_second": metrics.get("tokens_per_second") if measured else None,
+                # a probe times one step or a few: one step has no spread to give
+                "step_seconds_iqr": metrics.get("step_seconds_iqr")
+                if measured and (metrics.get("measured_steps") or 0) > 1 else None,
                 "probes": " ".join(f"{c}:{p['status']}" for c, p in sorted(self.probes.items()))}
 
 
@@ -289,37 +292,17 @@ def measured_on(searches: list[Search]) -> list[str]:
 
 
 def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list[Path]:
-    """reports/<matrix>/ceiling.csv (one row a configuration), ceiling.md and ceiling.png: the context each
-    configuration reached within its budget, with its peak and its speed there."""
+    """reports/<matrix>/ceiling.csv (one row a configuration) and the ceiling chart: the context each
+    configuration reached within its budget, with its peak and its speed there. harness.ceiling_report writes the
+    tables beside them (ceiling.md, tables.tex)."""
     import matplotlib.pyplot as plt
     import pandas as pd
-
-    def gib(value: float | None) -> str:
-        return f"{value / GIB:.2f}" if pd.notna(value) else "–"
 
     folder = reports_dir / matrix
     folder.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame([s.row() for s in searches])
     write_csv_atomic(folder / "ceiling.csv", table)
-    shown = pd.DataFrame({
-        "configuration": table["cell"], "budget": table["budget"], "longest context that fits": table["answer"],
-        "estimated": [f"{int(c):,}" if pd.notna(c) else "–" for c in table["estimated_context"]],
-        "peak device GiB there": [gib(b) for b in table["peak_device_bytes"]],
-        "host GiB no file backs there": [gib(b) for b in table["peak_host_unmapped_bytes"]],
-        "of it pinned": [gib(b) for b in table["peak_host_pinned_bytes"]],
-        "tokens/s there": [f"{t:,.0f}" if pd.notna(t) else "–" for t in table["tokens_per_second"]],
-        "probes (context:status)": table["probes"]})
     spec = searches[0].spec if searches else None
-    lines = [f"# {matrix}: the longest context within the budget", "",
-             (f"Bisection over context from {spec.low:,} to {spec.high:,} tokens, to within {spec.resolution:,}: "
-              "every probe is a real cell in a fresh process, judged on the whole process's device memory, and "
-              f"kept under `results/{matrix}/ceiling/<cell id>/`. The search starts from the memory estimate's "
-              f"answer (`estimated`, `vramlab estimate`), {GUESS_MARGIN:.0%} either side of it; where the kept "
-              "probes already hold a context that fits next to one that does not, they are the answer, whatever "
-              "the estimate says now.")
-             if spec else "No configuration.", "",
-             *measured_on(searches), shown.to_markdown(index=False), ""]
-    write_text_atomic(folder / "ceiling.md", "\n".join(lines))
     from harness.chart_widths import FORMATS, WIDTHS
     from harness.charts.ceiling import draw
     from harness.charts.style import RC, fit_labels, save
@@ -329,4 +312,4 @@ def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list
         for suffix, width in WIDTHS.items():
             charts += save(fit_labels(draw(table, spec.low if spec else 0, spec.high if spec else 0, width)), folder,
                            f"ceiling{suffix}", FORMATS[suffix])
-    return [folder / "ceiling.csv", folder / "ceiling.md", *charts]
+    return [folder / "ceiling.csv", *charts]

@@ -54,7 +54,8 @@ GIB = 2**30
 MEMORY = {"peak_device_bytes": "peak_device", "peak_allocated_bytes": "peak_allocated",
           "peak_reserved_bytes": "peak_reserved", "peak_host_unmapped_bytes": "host_unmapped",
           "peak_host_pinned_bytes": "host_pinned"}
-SPEED = {"tokens_per_second": "tokens_per_second", "median_step_seconds": "step_seconds", "mfu": "mfu"}
+SPEED = {"tokens_per_second": "tokens_per_second", "median_step_seconds": "step_seconds",
+         "step_seconds_iqr": "step_iqr", "mfu": "mfu"}
 LOSS = {"first_loss": "first_loss", "final_loss": "final_loss"}
 
 
@@ -89,6 +90,8 @@ def group_table(cells: pd.DataFrame) -> pd.DataFrame:
             row[name], row[f"{name}_sd"], row[f"{name}_n"] = _spread(values)
         for columns, rows_used in ((SPEED, members[ok & members["measured"]]), (LOSS, members[ok])):
             for column, name in columns.items():
-                row[name], row[f"{name}_sd"], row[f"{name}_n"] = _spread(rows_used[column])
+                # step_seconds_iqr came after the first results: a table without it has no interval
+                values = rows_used[column] if column in rows_used else pd.Series(dtype=float)
+                row[name], row[f"{name}_sd"], row[f"{name}_n"] = _spread(values)
         rows.append(row)
     return pd.DataFrame(rows).set_index("group", drop=False)

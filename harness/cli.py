@@ -336,7 +336,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_ceiling(args: argparse.Namespace) -> int:
-    from harness.ceiling import search_all, write_report
+    from harness.ceiling import search_all
+    from harness.ceiling_report import write_report
     from harness.matrix import ceiling_spec
 
     if args.jobs < 1:

@@ -26,7 +26,7 @@ from harness.quality_claims import (
     vocabulary_claims,
 )
 from harness.quality_findings import SIGMAS, effects, findings, group_name, main_metric, summarize
-from harness.tables import Column, Table
+from harness.tables import Column, Table, number
 
 
 def _cell(row: pd.Series | None) -> str:
@@ -67,10 +67,30 @@ def quality_latex(cells: pd.DataFrame, quality: pd.DataFrame) -> Table:
     repeats = bool((summarize(quality)["n"] > 1).any())
     note = (("Mean over seeds ± standard deviation" if repeats else "The score of one cell")
             + ", then in brackets the change against the same model untrained (its adapter disabled); * marks a "
-            "partial score. bits_per_byte: lower is better; exact_match: higher is better.")
+            "partial score (a `limit` capped the documents). bits_per_byte: lower is better; exact_match: higher "
+            "is better.")
     columns = [Column("cell", numeric=False), *(Column(str(c)) for c in frame.columns[1:])]
     rows = [[str(v) for v in row] for row in frame.itertuples(index=False)]
     return Table("quality", "Quality of each cell (lm-eval)", columns, rows, note)
+
+
+def effects_table(cells: pd.DataFrame, quality: pd.DataFrame, reference: str) -> Table | None:
+    """Each change against the reference (quality_findings.effects), sorted by its effect on peak memory."""
+    change = effects(cells, quality, reference)
+    if change.empty:
+        return None
+    # by effect, the largest saving first; a stable sort keeps design order among equals and puts unknowns last
+    change = change.sort_values("Δ peak GiB", kind="stable", na_position="last")
+    tasks = [c for c in change.columns if c.startswith("Δ ") and c != "Δ peak GiB"]
+    columns = [Column("cell", numeric=False), Column("what differs", numeric=False), Column("n"),
+               Column("Δ peak device (GiB)"), *(Column(c) for c in tasks)]
+    rows = [[str(r["cell"]), str(r["what differs"]), str(r["n"]), number(r["Δ peak GiB"], 2, signed=True),
+             *(str(r[c]) for c in tasks)] for _, r in change.iterrows()]
+    note = (f"Differences of the means (a single cell against `{reference}` at the same seed), sorted by Δ peak "
+            f"device memory, the largest saving first. \"better\" or \"worse\" only beyond {SIGMAS:g} combined "
+            "standard errors (over seeds where there are several, else over documents); otherwise \"within the "
+            "spread\". Peak memory: whole-process device memory, compared the same way.")
+    return Table("quality-effects", f"Each change against `{reference}`: quality and memory", columns, rows, note)
 
 
 def equivalence(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame) -> list[Verdict]:
@@ -142,51 +162,67 @@ def claims_markdown(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
                   "improve stability\"), each against the cell that differs only in it:", "",
                   *[f"- {line}" for line in techniques], ""]
     lines += [f"- {line}" for line in untrained]
-    by_age = recall_by_age(cells, items)
-    if not by_age.empty:
-        lines += ["", "### Recall by fact age", "",
-                  "Exact recall of planted facts by how many sections before the question the fact was introduced: "
-                  "trained (mean over seeds ± sd), then in brackets the same model untrained, the share of those "
-                  "facts whose answer the truncated context still holds, and items per seed. "
-                  f"\"Old\" facts in the claims above: {OLD} or more sections back. Chart: `recall_by_age.pdf`/"
-                  "`.png`; every item: `items.csv`.", "",
-                  age_table(by_age).to_markdown(index=False), ""]
+    by_age = age_latex(cells, items)
+    if by_age is not None:
+        lines += ["", *by_age.markdown()]
     return lines
+
+
+def age_latex(cells: pd.DataFrame, items: pd.DataFrame) -> Table | None:
+    """Recall by fact age (quality_claims.age_table) as a report table."""
+    frame = age_table(recall_by_age(cells, items))
+    if frame.empty:
+        return None
+    note = ("Exact recall of planted facts by how many sections before the question the fact was introduced: "
+            "trained (mean over seeds ± sd), then in brackets the same model untrained, the share of those "
+            "facts whose answer the truncated context still holds, and items per seed. "
+            f"\"Old\" facts in the claims above: {OLD} or more sections back. Chart: `recall_by_age.pdf`/"
+            "`.png`; every item: `items.csv`.")
+    columns = [Column("cell", numeric=False), Column("context (tokens)"), Column("truncation", numeric=False),
+               *(Column(str(c)) for c in frame.columns[3:])]
+    rows = [[str(v) for v in row] for row in frame.itertuples(index=False)]
+    return Table("recall-by-age", "Recall by fact age", columns, rows, note)
+
+
+def equivalence_table(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame) -> Table | None:
+    """Each exact-by-design technique against its reference cell (equivalence), as a report table."""
+    verdicts = equivalence(cells, steps, quality)
+    if not verdicts:
+        return None
+    rows = [[v.cell, v.reference, f"{v.loss_max_relative:.2%}" if v.loss_max_relative is not None else "–",
+             "drift: " + "; ".join(v.score_drifts or ("loss",)) if v.drift else "agrees"] for v in verdicts]
+    columns = [Column("cell", numeric=False), Column("reference", numeric=False),
+               Column("largest loss difference"), Column("verdict", numeric=False)]
+    return Table("equivalence", "Equivalence checks", columns, rows,
+                 f"Techniques that should not change the numbers, against their reference cell: "
+                 f"{describe_tolerances()}.")
+
+
+def quality_tables(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame, reference: str,
+                   items: pd.DataFrame | None) -> list[Table]:
+    """Every table the quality section shows, in its order, for tables.tex."""
+    found = [age_latex(cells, items) if items is not None and len(items) else None, quality_latex(cells, quality),
+             effects_table(cells, quality, reference), equivalence_table(cells, steps, quality)]
+    return [table for table in found if table is not None]
 
 
 def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame, reference: str,
              items: pd.DataFrame | None = None) -> list[str]:
     lines = ["## Quality (lm-eval)", "",
-             *(claims_markdown(cells, items) if items is not None and len(items) else []),
-             ("Each entry: mean over seeds ± standard deviation" if (summarize(quality)["n"] > 1).any()
-              else "Each entry: the score of one cell") + ", then in brackets the change against the same "
-             "model untrained (its adapter disabled); `*` marks a partial score (a `limit` capped the documents). "
-             "bits_per_byte: lower is better; exact_match: higher is better.", ""]
-    lines += [quality_table(cells, quality).to_markdown(index=False), "",
+             *(claims_markdown(cells, items) if items is not None and len(items) else [])]
+    lines += [*quality_latex(cells, quality).markdown(),
               "Charts: `quality_by_cell.pdf`/`.png` (each task per cell, trained and untrained), "
               "`quality_vs_memory.pdf`/`.png` (the trade-off). Every score with its stderr and n: `quality.csv`.", ""]
     skipped = quality[quality["status"].isin(["skipped", "error"])].drop_duplicates(["task", "reason"])
     for _, row in skipped.iterrows():
         lines.append(f"- `{row['task']}` {row['status']} for some cells: {row['reason']}")
-    change = effects(cells, quality, reference)
-    if not change.empty:
-        lines += ["", f"### Each change against `{reference}`", "",
-                  f"Differences of the means (a single cell against `{reference}` at the same seed). "
-                  f"\"better\" or \"worse\" only beyond {SIGMAS:g} combined standard errors (over seeds where "
-                  "there are several, else over documents); otherwise \"within the spread\". Peak memory: "
-                  "whole-process device memory, compared the same way.", "",
-                  change.to_markdown(index=False, floatfmt="+.2f"), ""]
+    change = effects_table(cells, quality, reference)
+    if change is not None:
+        lines += ["", *change.markdown()]
     found = findings(cells, quality, reference)
     if found:
         lines += ["", "### Findings", "", *[f"- {line}" for line in found]]
-    verdicts = equivalence(cells, steps, quality)
-    if verdicts:
-        lines += ["", "### Equivalence checks", "",
-                  f"Techniques that should not change the numbers, against their reference cell: "
-                  f"{describe_tolerances()}.", "",
-                  "| cell | reference | largest loss difference | verdict |", "| --- | --- | ---: | --- |"]
-        for v in verdicts:
-            loss = f"{v.loss_max_relative:.2%}" if v.loss_max_relative is not None else "–"
-            verdict = "drift: " + "; ".join(v.score_drifts or ("loss",)) if v.drift else "agrees"
-            lines.append(f"| {v.cell} | {v.reference} | {loss} | {verdict} |")
+    checks = equivalence_table(cells, steps, quality)
+    if checks is not None:
+        lines += ["", *checks.markdown()]
     return [*lines, ""]

@@ -1,13 +1,16 @@
 """`vramlab report --all`: every committed matrix's tables, report, methods and charts rebuilt from the committed
 result files, byte for byte what is committed (tests/test_readme.py holds them to it). A matrix whose committed
 tables list pending cells was measured over several sessions and is aggregated as partial, as it was made. A
-ceiling report (reports/<matrix>/ceiling.csv) is rebuilt from its kept probes; a probe is never run here."""
+ceiling report (reports/<matrix>/ceiling.csv) is rebuilt from its kept probes; a probe is never run here. The
+memory estimate's calibration (reports/estimate/) is rebuilt from the result folders its calibration.md names."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pandas as pd
+
+from harness.estimate.calibration_report import rebuild_calibration
 
 
 def committed_matrices(reports_dir: Path) -> list[str]:
@@ -43,7 +46,8 @@ class ProbeMissing(RuntimeError):
 
 
 def rebuild_ceiling(matrix: str, results_dir: Path, out_dir: Path) -> list[Path]:
-    from harness.ceiling import search, write_report
+    from harness.ceiling import search
+    from harness.ceiling_report import write_report
     from harness.matrix import ceiling_spec, expand
 
     def refuse(_matrix: str, cell: object, context: int, _out: Path) -> None:
@@ -64,4 +68,5 @@ def rebuild_all(results_dir: Path, reports_dir: Path, out_dir: Path | None = Non
     if matrices is None:
         paths += [path for matrix in ceiling_matrices(reports_dir)
                   for path in rebuild_ceiling(matrix, results_dir, out)]
+        paths += rebuild_calibration(results_dir, reports_dir, out)
     return paths

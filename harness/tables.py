@@ -16,10 +16,13 @@ from harness.comparisons import SAME_CURVE
 from harness.report_design import ReportDesign, x_label
 
 MISSING = "–"
+# the header line of every tables.tex: what the file needs from the document that inputs it
+LATEX_NEEDS = (r"needs \usepackage{booktabs} and \usepackage{graphicx}; each table is shrunk to \linewidth where it is "
+               "wider")
 # what a LaTeX table may not hold as it is
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
           "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "Δ": r"$\Delta$", "±": r"$\pm$",
-          "≥": r"$\geq$", "≤": r"$\leq$", "–": "--", "→": r"$\rightarrow$"}
+          "≥": r"$\geq$", "≤": r"$\leq$", "–": "--", "→": r"$\rightarrow$", "ρ": r"$\rho$"}
 
 
 @dataclass
@@ -56,19 +59,20 @@ class Table:
         (never enlarged): it fits any article's text block. Needs booktabs and graphicx."""
         spec = "".join("r" if c.numeric else "l" for c in self.columns)
         lines = [r"\begin{table}[htbp]", r"\centering", r"\small", r"\setlength{\tabcolsep}{4pt}",
-                 rf"\caption{{{_tex(self.title)}}}", rf"\label{{tab:{matrix}-{self.key}}}",
+                 rf"\caption{{{tex(self.title)}}}", rf"\label{{tab:{matrix}-{self.key}}}",
                  r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
                  rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
-                 " & ".join(_tex(c.header) for c in self.columns) + r" \\", r"\midrule",
-                 *(" & ".join(_tex(v, numeric=c.numeric) for v, c in zip(row, self.columns, strict=True)) + r" \\"
+                 " & ".join(tex(c.header) for c in self.columns) + r" \\", r"\midrule",
+                 *(" & ".join(tex(v, numeric=c.numeric) for v, c in zip(row, self.columns, strict=True)) + r" \\"
                    for row in self.rows),
                  r"\bottomrule", r"\end{tabular}}"]
         if self.note:
-            lines.append(rf"\par\smallskip{{\footnotesize {_tex(self.note)}}}")
+            lines.append(rf"\par\smallskip{{\footnotesize {tex(self.note)}}}")
         return "\n".join([*lines, r"\end{table}", ""])
 
 
-def _tex(text: str, numeric: bool = False) -> str:
+def tex(text: str, numeric: bool = False) -> str:
+    """Text as LaTeX: its special characters escaped, the symbols of the reports as math, backticks dropped."""
     if numeric and text[:1] in "+-":
         return f"${text[0]}${text[1:]}"  # a true minus, and a plus of the same width
     return "".join(_LATEX.get(ch, ch) for ch in text.replace("`", ""))
@@ -140,13 +144,20 @@ def memory_table(table: pd.DataFrame, on_cpu: bool = False) -> Table:
 
 
 def speed_table(table: pd.DataFrame, mfu: bool = True) -> Table:
-    """mfu: False on a CPU, where a GPU's model FLOPs utilisation has no meaning."""
+    """mfu: False on a CPU, where a GPU's model FLOPs utilisation has no meaning, and where the step times (the
+    host shared with everything else on it) are no measurement to put an interval on either."""
+    iqr = mfu and bool(table["step_iqr"].notna().any())
     columns, rows = _joined(_heading(table), _with_spread(table, "tokens_per_second", "throughput (tokens/s)", 0),
-                            ([Column("median step (s)"), *([Column("MFU (%)")] if mfu else [])],
-                             [[number(r["step_seconds"], 2), *([number(100 * r["mfu"], 1)] if mfu else [])]
+                            ([Column("median step (s)"), *([Column("step IQR (s)")] if iqr else []),
+                              *([Column("MFU (%)")] if mfu else [])],
+                             [[number(r["step_seconds"], 3), *([number(r["step_iqr"], 3)] if iqr else []),
+                               *([number(100 * r["mfu"], 1)] if mfu else [])]
                               for _, r in table.iterrows()]))
-    return Table("speed", "Training speed of each cell", columns, rows,
-                 "Tokens per optimizer step over the median step time, warm-up steps excluded.")
+    note = "Tokens per optimizer step over the median step time, warm-up steps excluded."
+    if iqr:
+        note += (" Step IQR: the interquartile range of the timed step times (warm-up excluded; their range where "
+                 "fewer than 4 steps were timed), the mean over seeds where a cell was repeated.")
+    return Table("speed", "Training speed of each cell", columns, rows, note)
 
 
 def deltas_table(deltas: pd.DataFrame, design: ReportDesign, throughput: bool, on_cpu: bool = False) -> Table:
@@ -158,15 +169,16 @@ def deltas_table(deltas: pd.DataFrame, design: ReportDesign, throughput: bool, o
                *([Column("± se")] if speed_spread else [])]
     rows = []
     digits = gib_digits(deltas["d_peak"])
-    for _, row in deltas.iterrows():
+    # by effect: the largest saving first, cells without a measured peak last (a stable sort keeps design order)
+    for _, row in deltas.sort_values("d_peak", kind="stable", na_position="last").iterrows():
         cells = [str(row["group"]), row["change"], str(row["status"]),
                  number(row["d_peak"], digits, signed=True, at_least=bool(row["peak_reached"]))]
         cells += [number(row["d_peak_se"], digits)] if memory_spread else []
         cells += [number(row["d_tokens_pct"], 1, signed=True)] if throughput else []
         cells += [number(row["d_tokens_pct_se"], 1)] if speed_spread else []
         rows.append(cells)
-    note = "Negative: less memory, or slower. ≥: ran out of memory, a lower bound." if deltas["peak_reached"].any() \
-        else "Negative: less memory, or slower."
+    note = "Sorted by Δ peak, the largest saving first. Negative: less memory, or slower."
+    note += " ≥: ran out of memory, a lower bound." if deltas["peak_reached"].any() else ""
     if memory_spread or speed_spread:
         note += " ± se: standard error of the difference of the means over seeds."
     if "same_seed" in deltas and deltas["same_seed"].any():

@@ -81,7 +81,7 @@ def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
     for chart in ("overview", "deltas", "tradeoff"):
         for name in (f"{chart}.pdf", f"{chart}.png", f"{chart}-column.pdf"):
             assert (folder / "reports" / "m" / name).stat().st_size > 5000
-    assert len(outputs) == 3 + 3 * 3  # report.md, tables.tex, methods.md and the charts at two widths
+    assert len(outputs) == 4 + 3 * 3  # report.md, tables.tex, methods.md, methods.tex and the charts at two widths
 
 
 def test_aggregate_refuses_a_matrix_with_a_missing_result(result_folder):
