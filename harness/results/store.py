@@ -33,8 +33,8 @@ class NewerSchemaError(ResultFileError):
 
 def _refuse_newer(path: Path, version: Any, known: int) -> None:
     if isinstance(version, int) and not isinstance(version, bool) and version > known:
-        raise NewerSchemaError(f"{path}: written by a newer vramlab (schema {version}; this one reads up to "
-                               f"{known}): upgrade vramlab to use it; the file is kept as it is")
+        raise NewerSchemaError(f"{path}: schema_version: written by a newer vramlab (schema {version}; this one reads "
+                               f"up to {known}): upgrade vramlab to use it; the file is kept as it is")
 
 
 def now() -> str:
