@@ -22,11 +22,13 @@ sys.path.insert(0, workflow.basedir)
 from pathlib import Path
 
 from harness.core.environment import cuda_present
-from harness.core.errors import one_line
+from harness.core.errors import UsageError, one_line
+from harness.core.suggest import did_you_mean
 from harness.spec.matrix import MatrixError, ceiling_spec, claim_results_folder, design_of, evaluation_plan
 from harness.spec.matrix import matrix_options, matrix_path
 from harness.spec.matrix import expand as expand_matrix
-from harness.results import evaluation_path, result_path
+from harness.spec.renamed_matrix import orphaned_results_hint
+from harness.results import ResultFileError, evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
@@ -47,6 +49,13 @@ def _flag(name, default, also=()):
                         + "".join(f" (or {name}={w})" for w in also))
 
 
+# every --config key this file reads: a misspelled one (matrx=smoke) would otherwise run the default matrix
+CONFIG_KEYS = ("matrix", "results_dir", "reports_dir", "reproduce", "warm_start")
+for _key in config:
+    if _key not in CONFIG_KEYS:
+        raise WorkflowError(f"vramlab: --config {str(_key)[:80]}=...: no such key{did_you_mean(_key, CONFIG_KEYS)} "
+                            f"(known: {', '.join(CONFIG_KEYS)})")
+
 if "matrix" in config and not str(config["matrix"] or "").strip():
     raise WorkflowError("vramlab: --config matrix= names no matrix; give a name under ablations/ or a path to a "
                         "YAML file (leave matrix out to run the embedded default)")
@@ -61,7 +70,7 @@ try:
     CEILING = ceiling_spec(MATRIX) is not None
     # the charts a report draws follow from the matrix alone, so they can be named here
     CHARTS = design_of(MATRIX).files()
-except MatrixError as err:
+except (MatrixError, UsageError) as err:
     raise WorkflowError(f"vramlab: {one_line(err)}") from None
 NAME = CELLS[0].matrix
 IDS = [c.cell_id for c in CELLS]
@@ -70,7 +79,7 @@ REPORTS = config.get("reports_dir", "reports")
 try:
     # checked now; the folder's marker is written once Snakemake executes jobs (_prepare below)
     claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX), write=False)
-except MatrixError as err:
+except (MatrixError, UsageError) as err:
     raise WorkflowError(f"vramlab: {one_line(err)}") from None
 # cells that may touch a GPU hold the one `gpu` resource, so they never share a card; a matrix that allows
 # `concurrent_cells: N` has its cells hold one of N `gpu_slot`s instead, and their throughput is recorded as
@@ -95,14 +104,22 @@ if _GPU_CELLS and not cuda_present():
     print(f"vramlab: {len(_GPU_CELLS)} of {len(CELLS)} cells need a CUDA GPU and this machine has none: "
           f"the {len(_missing)} without a result will be recorded as skipped here; the "
           f"{len(_GPU_CELLS) - len(_missing)} with a result keep it", file=sys.stderr)
+_ORPHANED = orphaned_results_hint(Path(RESULTS), NAME, IDS)
+if _ORPHANED:
+    print(f"vramlab: {_ORPHANED}", file=sys.stderr)
 print(f"vramlab: matrix '{NAME}' ({matrix_path(MATRIX)}), {len(CELLS)} cells"
       + (f", {len(TASKS)} evaluation tasks" if TASKS else "") + f": {WHY}", file=sys.stderr)
 
 # Result files that cannot stand (damaged, another cell's, an error whose input data changed): said now, set aside
 # once Snakemake executes jobs, so that their cells (or tasks) are measured again; a dry run changes nothing.
-REDO = [r for c in CELLS for r in [review_cell(result_path(Path(RESULTS), NAME, c.cell_id), c.cell_id, c.settings)]
-        + [review_evaluation(evaluation_path(Path(RESULTS), NAME, c.cell_id, t), c.cell_id, t) for t in TASKS]
-        if r is not None]
+# A result from a newer vramlab stops the run here, dry or not: it is kept, never set aside nor measured again.
+try:
+    REDO = [r for c in CELLS
+            for r in [review_cell(result_path(Path(RESULTS), NAME, c.cell_id), c.cell_id, c.settings)]
+            + [review_evaluation(evaluation_path(Path(RESULTS), NAME, c.cell_id, t), c.cell_id, t) for t in TASKS]
+            if r is not None]
+except ResultFileError as err:
+    raise WorkflowError(f"vramlab: {one_line(err)}") from None
 for _redo in REDO:
     print(f"vramlab: {_redo.describe()}", file=sys.stderr)
 

@@ -12,6 +12,7 @@ import yaml
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.errors import UsageError
 from harness.estimate import calibration
+from harness.estimate.arguments import check_estimate_arguments
 from harness.estimate.chart import components_chart
 from harness.estimate.table import as_json, cell_estimate, render
 from harness.evaluation.stage import evaluate_cell
@@ -22,14 +23,17 @@ from harness.report.aggregate import aggregate
 from harness.report.build import build_report
 from harness.report.ceiling_report import write_report
 from harness.report.rebuild import rebuild_all
-from harness.report.reproduce import machine_label, write_comparison
+from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
 from harness.results.schemas import write_schemas
 from harness.results.store import migrate_files
 from harness.run import bytecode, worker
 from harness.spec import settings
 from harness.spec.cells import Cell
-from harness.spec.matrix import MatrixError, ceiling_spec, evaluation_plan, expand, expand_spec, find_cell
+from harness.spec.matrix import MATRIX_NAME, MatrixError, ceiling_spec, evaluation_plan, expand, expand_spec, find_cell
+from harness.spec.settings import SETTINGS
+from harness.stack.models.facts import ModelSourceError, facts
+from harness.stack.models.gguf_file import open_gguf
 from harness.stack.models.gguf_tokenizer import check_file
 from harness.stack.models.sources import PackageModelError, resolve, source_gguf
 from harness.tasks.names import unknown_task_problem
@@ -78,6 +82,7 @@ def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
+    check_estimate_arguments(args.chart, args.results_dir, args.calibrate, args.set)
     if args.calibrate:
         sources = [Path(d) for d in args.calibrate]
         print(calibration_report.table(calibration.rows(sources), sources))
@@ -114,9 +119,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=args.task or None)
         return 0
 
-    console = send_to_log(Path(args.log))
-    cell = find_cell(args.matrix, args.cell)
+    cell = find_cell(args.matrix, args.cell)  # before the log file is opened: a bad argument touches no file
     tasks = args.task or evaluation_plan(args.matrix).task_names()
+    console = send_to_log(Path(args.log))
     console.write(f"vramlab: evaluating cell {cell.name} on {len(tasks)} tasks, its log: {args.log}\n")
     evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=tasks)
     outcomes = []
@@ -131,6 +136,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_ceiling(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: give how many searches run at once, 1 or more")
     spec = ceiling_spec(args.matrix)
     if spec is None:
         print(f"vramlab: {args.matrix} has no `ceiling:` section (low, high, resolution) to search",
@@ -149,6 +156,9 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    if args.machine is not None and not MACHINE_LABEL.match(args.machine):
+        raise UsageError(f"--machine {args.machine!r}: a machine is named by its folder under "
+                         "results/<matrix>/reproductions/: letters, digits, '-' and '_'")
     path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir),
                             args.machine or machine_label())
     print(path.read_text().splitlines()[0])
@@ -178,9 +188,10 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_migrate(args: argparse.Namespace) -> int:
-    for path in migrate_files([Path(p) for p in args.paths]):
-        print(f"migrated {path}")
-    return 0
+    outcomes = migrate_files([Path(p) for p in args.paths])
+    for _, said, fine in outcomes:
+        print(said if fine else f"vramlab migrate: {said}", file=sys.stdout if fine else sys.stderr)
+    return 0 if all(fine for _, _, fine in outcomes) else 1
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
@@ -198,22 +209,35 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return 0
     if not args.matrix_name:
         raise MatrixError("report: give a matrix name (reports/<matrix>/), or --all for every committed matrix")
+    if not MATRIX_NAME.match(args.matrix_name):
+        raise UsageError(f"report: {args.matrix_name!r} is not a matrix name (the folder under --reports-dir, e.g. "
+                         "smoke); give --reports-dir for reports kept elsewhere")
     build_report(Path(args.reports_dir) / args.matrix_name)
     return 0
 
 
 def _cmd_prepare_model(args: argparse.Namespace) -> int:
+    problem = SETTINGS["seed"].check(args.seed)
+    if problem:
+        raise UsageError(f"--seed: {problem}")
+    try:
+        known = facts(args.source)  # the source checked first: a preset, a readable GGUF file, a model folder
+    except ModelSourceError as err:
+        raise UsageError(str(err)) from None
+    if known is None:
+        raise UsageError(f"{args.source!r} is no arch:, gguf: or package: source and no local model folder: a Hugging "
+                         "Face id is downloaded by transformers when a cell loads it, so there is nothing to prepare")
     try:
         print(resolve(args.source, seed=args.seed).path)
     except PackageModelError as err:
-        print(f"vramlab: {err}", file=sys.stderr)
-        return 2
+        raise UsageError(str(err)) from None
     return 0
 
 
 def _cmd_tokenizer_check(args: argparse.Namespace) -> int:
     try:
         file = source_gguf(args.source)
+        open_gguf(file)  # a file that is no GGUF (or a truncated one) is named here, not in a traceback
     except (PackageModelError, FileNotFoundError, ValueError) as err:
         print(f"vramlab: {err}", file=sys.stderr)
         return 2
@@ -281,8 +305,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--matrix", required=True)
     p.add_argument("--cell", required=True, help="the cell id")
     p.add_argument("--task", action="append", help="only this task (repeatable); default: the matrix's tasks")
-    p.add_argument("--log", metavar="FILE", help="send everything the evaluation prints to FILE and show only a "
-                                                 "line per cell on the console")
+    p.add_argument("--log", metavar="FILE.log", help="send everything the evaluation prints to FILE.log and show "
+                                                     "only a line per cell on the console")
     p.add_argument("--results-dir", default="results")
     p.set_defaults(func=_cmd_evaluate)
 
@@ -353,11 +377,15 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    bytecode.enable()  # before the command imports torch and the training stack (python -m harness: before all)
     start_logging()
     args = parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    return run_command(lambda: args.func(args))
+
+    def command() -> int:
+        bytecode.enable()  # before the command imports torch and the training stack (python -m harness did first)
+        return args.func(args)
+
+    return run_command(command)
 
 
 if __name__ == "__main__":

@@ -185,6 +185,7 @@ class Import:
     target: str  # a module of the package, or a third-party name's first part
     line: int
     nested: bool  # inside a function or a class
+    missing: bool = False  # a harness module that does not exist (resolved to the package above it)
 
 
 def read_imports(root: Path) -> tuple[dict[str, Path], list[Import]]:
@@ -218,9 +219,12 @@ def read_imports(root: Path) -> tuple[dict[str, Path], list[Import]]:
                     names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
                              for alias in child.names]
                 for name in dict.fromkeys(names):
-                    target = resolve(name) if name.split(".")[0] == "harness" else name.split(".")[0]
+                    ours = name.split(".")[0] == "harness"
+                    target = resolve(name) if ours else name.split(".")[0]
+                    # `from a.b import c` asks for module a.b; `import a.b` too
+                    asked = base if isinstance(child, ast.ImportFrom) else name
                     if target != module:
-                        found.append(Import(module, target, child.lineno, inner))
+                        found.append(Import(module, target, child.lineno, inner, ours and asked not in modules))
                 visit(child, inner)
 
         visit(ast.parse(path.read_text(), str(path)), False)
@@ -245,6 +249,8 @@ def problems(modules: dict[str, Path], imports: list[Import]) -> list[str]:
             found.append(f"{where}: imports tools/, which is not the runtime")
         if imp.target in HEAVY and not imp.nested:
             found.append(f"{where}: imports {imp.target} at import time; import it inside the function that needs it")
+        if imp.missing:
+            found.append(f"{where}: imports a harness module that does not exist (under {imp.target})")
         if imp.target not in modules:
             continue
         graph[imp.importer].add(imp.target)
@@ -323,6 +329,7 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     ({"harness/core/a.py": "import torch\n"}, "harness.core.a:1: imports torch at import time"),
     ({"harness/gadgets/a.py": ""}, "harness.gadgets.a: in no layer"),
     ({"harness/report/a.py": "from tools.corpora import common\n"}, "harness.report.a:1: imports tools/"),
+    ({"harness/report/a.py": "from harness.report.gone import x\n"}, "harness.report.a:1: imports a harness module"),
 ])
 def test_the_check_fails_on_what_breaks_the_layers(tmp_path, files, expected):
     found = problems(*read_imports(_tree(tmp_path, files)))

@@ -19,6 +19,7 @@ class Setting:
     help: str
     levels: tuple[Any, ...] | None = None  # closed set of values, for techniques
     minimum: float | None = None
+    maximum: float | None = None
     validate: Validator | None = None  # extra check beyond type, levels and minimum: why not, or None
     hashed_at_default: bool = True  # False: left out of the cell id while at its default (see harness/spec/settings.py)
     owner: str = "run"  # who declares it: run, data, or a technique's axis
@@ -46,6 +47,8 @@ class Setting:
             return f"{value!r} is not a list of strings"
         if self.minimum is not None and value < self.minimum:
             return f"{value!r} is below the minimum {self.minimum}"
+        if self.maximum is not None and value > self.maximum:
+            return f"{value!r} is above the maximum {self.maximum:,}"
         return None
 
     def describe(self) -> str:

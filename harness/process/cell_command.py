@@ -13,6 +13,7 @@ from typing import Any
 
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.environment import cuda_present
+from harness.core.log_file import log_file_problem
 from harness.core.progress import StepLine, matrix_standing
 from harness.process import warm_start
 from harness.process.supervisor import supervise, time_limit
@@ -23,7 +24,7 @@ from harness.run.memory_history import ENV as MEMORY_HISTORY_ENV
 from harness.run.worker import cell_and_paths, cell_arguments
 from harness.run.worker_status import SupervisorError
 from harness.spec.cells import Cell
-from harness.spec.matrix import expand
+from harness.spec.matrix import expand, matrix_identity, matrix_path
 from harness.stack.backends import name_for
 from harness.stack.techniques import needs_cuda
 
@@ -32,8 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cell_arguments(p)
     p.add_argument("--force", action="store_true",
                    help="replace an existing result even where this machine cannot measure the cell")
-    p.add_argument("--log", metavar="FILE", help="send everything the cell prints to FILE and show only its "
-                                                 "progress on the console")
+    p.add_argument("--log", metavar="FILE.log", help="send everything the cell prints to FILE.log and show only "
+                                                     "its progress on the console")
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
                    help="end the cell after this long and record it as 'timeout' (default: $VRAMLAB_TIME_LIMIT, "
                         "else 1800 s + 30 s per training sequence)")
@@ -53,9 +54,13 @@ def main(argv: list[str]) -> int:
     return run_command(lambda: run_cell(args))
 
 
-def _out_problem(cell: Cell, out: Path) -> str | None:
+def _out_problem(cell: Cell, out: Path, matrix: str) -> str | None:
     """--out names this cell's result file: a file named by the cell's id, so that no other file is ever taken for a
-    damaged result and set aside, or written over."""
+    damaged result and set aside, or written over; in no folder another matrix owns (its .matrix file)."""
+    owner = next((p / ".matrix" for p in [out.parent, *out.parent.parents] if (p / ".matrix").is_file()), None)
+    if owner is not None and owner.read_text().strip() != matrix_identity(matrix_path(matrix)):
+        return (f"--out {out}: {owner.parent}/ holds the results of another matrix ({owner.read_text().strip()}); "
+                f"give a path in this matrix's folder (e.g. {owner.parent.parent / cell.matrix / out.name})")
     if out.is_dir():
         return f"--out {out} is a folder; give the path of the result file (e.g. {out / (cell.cell_id + '.json')})"
     if out.name != f"{cell.cell_id}.json":
@@ -89,15 +94,16 @@ def run_cell(args: argparse.Namespace) -> int:
     """Every argument is checked before any file is touched; then, under the cell's lock, an existing result is
     kept, or set aside where it is damaged, and the cell is measured."""
     cell, out, _ = cell_and_paths(args)
-    problem = _out_problem(cell, out)
+    problem = _out_problem(cell, out, args.matrix)
     try:
         limit = time_limit(cell.settings, args.time_limit)
     except SupervisorError as err:
         problem = problem or str(err)
-    for flag in ("log", "memory_history"):
-        given = getattr(args, flag, None)
-        if not problem and given and Path(given).is_dir():
-            problem = f"--{flag.replace('_', '-')} {given} is a folder; give the path of a file"
+    if not problem and args.log:
+        problem = log_file_problem(Path(args.log))
+    given = getattr(args, "memory_history", None)
+    if not problem and given and Path(given).is_dir():
+        problem = f"--memory-history {given} is a folder; give the path of a file"
     problem = problem or _existing_result(cell, out, args.force, args.out is not None)[0]
     if problem:
         print(f"vramlab: {problem}", file=sys.stderr)

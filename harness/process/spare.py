@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.console import start_logging
+from harness.core.environment_variables import spare_idle_seconds
 from harness.process import cell_command, warm_start
 from harness.process.procfs import running
 from harness.process.warm_start import (
     AHEAD,
-    IDLE_SECONDS,
     MESSAGE_BYTES,
     PER_CELL_ENV,
     Serving,
@@ -46,8 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     return serve(args.kind, args.launcher)
 
 
-def serve(kind: str, launcher: int, idle: float = IDLE_SECONDS) -> int:
-    """Import ahead, wait for one cell, supervise it (forking the measuring process), then end."""
+def serve(kind: str, launcher: int, idle: float | None = None) -> int:
+    """Import ahead, wait for one cell, supervise it (forking the measuring process), then end. `idle`: how long to
+    wait unclaimed once the cell that started it has ended (default VRAMLAB_SPARE_IDLE, read when it starts)."""
+    idle = spare_idle_seconds() if idle is None else idle
     started = time.time()
     # ended before it takes a cell (by its idle time, or a signal), it leaves no files behind
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))

@@ -46,7 +46,6 @@ TAKES = {"unsloth": ("any",), "huggingface": ("huggingface", "any")}
 # streams of cells on two GPUs keep their own spares; sharing, one stream took and stopped the other's)
 PER_CELL_ENV = ("VRAMLAB_STATUS_FILE", "VRAMLAB_TIME_LIMIT", "VRAMLAB_MEMORY_HISTORY", "VRAMLAB_WARM_START", "_",
                 "OLDPWD", "PWD", "SHLVL")
-IDLE_SECONDS = float(os.environ.get("VRAMLAB_SPARE_IDLE", "120"))
 MESSAGE_BYTES = 1 << 20
 @dataclass
 class Serving:

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from harness import results
+from harness.core.atomic_files import write_csv_atomic
 from harness.estimate import calibration
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
 from harness.spec.cells import Cell
@@ -42,13 +43,19 @@ def load_results(matrix: str, results_dir: Path, partial: bool = False) -> list[
     for cell in expand(matrix, check_model=False):  # reading results needs no model here
         path = results.result_path(results_dir, cell.matrix, cell.cell_id)
         if path.is_file():
-            found.append((cell, _checked(path, cell.cell_id)))
+            found.append((cell, _named(_checked(path, cell.cell_id), cell.name)))
         elif partial:
             found.append((cell, None))
         else:
             raise results.ResultFileError(f"cell {cell.cell_id} ({cell.name}) of {matrix} has no result file {path}; "
                                           "run its cells first, or aggregate with --partial to list it as pending")
     return found
+
+
+def _named(result: Any, name: str) -> Any:
+    """The result under the matrix's name for its cell: the id is the cell, the name only how the matrix calls it,
+    so a cell renamed in the matrix after it ran is shown under its new name in every table and in design.json."""
+    return result if result.name == name else result.model_copy(update={"name": name})
 
 
 def _checked(path: Path, cell_id: str) -> CellResult:
@@ -103,6 +110,7 @@ def load_evaluations(found: list[tuple[Cell, CellResult | None]], results_dir: P
                 evaluation = results.check(path)
                 if not isinstance(evaluation, EvaluationResult):
                     raise results.ResultFileError(f"{path}: a cell result where an evaluation result was expected")
+                evaluation = _named(evaluation, cell.name)
                 rows.extend(_quality_rows(order, evaluation))
                 if evaluation.status.value == "ok":
                     item_rows.extend(_item_rows(order, cell.settings["seed"], evaluation))
@@ -162,13 +170,13 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     design = resolve(load_matrix(matrix)[1], [cell for cell, _ in found])
     out = reports_dir / name
     out.mkdir(parents=True, exist_ok=True)
-    cells.to_csv(out / "cells.csv", index=False)
-    steps.to_csv(out / "steps.csv", index=False)
-    estimate.to_csv(out / "estimate.csv", index=False)
-    environment_rows(found).to_csv(out / "environment.csv", index=False)
+    write_csv_atomic(out / "cells.csv", cells)
+    write_csv_atomic(out / "steps.csv", steps)
+    write_csv_atomic(out / "estimate.csv", estimate)
+    write_csv_atomic(out / "environment.csv", environment_rows(found))
     design.write(out / "design.json")
     if quality is not None:
-        quality.to_csv(out / "quality.csv", index=False)
+        write_csv_atomic(out / "quality.csv", quality)
         if items is not None and len(items):
-            items.to_csv(out / "items.csv", index=False)
+            write_csv_atomic(out / "items.csv", items)
     return out / "cells.csv"

@@ -12,16 +12,17 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.core.atomic_files import write_text_atomic
 from harness.core.errors import UsageError
 from harness.data.workload import describe
 from harness.estimate import calibration
 from harness.report import charts, methods, methods_latex, tables
 from harness.report import quality as quality_report
 from harness.report.frames import Frames
+from harness.report.inputs import read_cells, read_design, read_environment, read_estimate, read_steps
 from harness.report.quality_findings import headline_findings
 from harness.report.summary import summary
 from harness.spec.chart_widths import COLUMN_IN, DOUBLE_IN, SMALLEST_PT, chart_files
-from harness.spec.design import ReportDesign
 
 
 def _short(reason: object) -> str:
@@ -169,31 +170,20 @@ def latex(frames: Frames, title: str, steps: pd.DataFrame, estimate: pd.DataFram
     return "\n".join(header + [table.latex(title) for table in found])
 
 
-def read_estimate(folder: Path) -> pd.DataFrame | None:
-    """estimate.csv, where the aggregate step wrote one; an empty text field reads as ""."""
-    path = folder / "estimate.csv"
-    if not path.is_file():
-        return None
-    text = ["cell_id", "name", "status", "peak_moment", "unpredicted"]
-    estimate = pd.read_csv(path, dtype=dict.fromkeys(text, str))
-    return estimate.fillna(dict.fromkeys(text, ""))
-
-
 def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
     """A report folder's tables and design: the frames, steps.csv, and quality.csv where the matrix has one."""
     for name in ("cells.csv", "steps.csv", "design.json"):
         if not (folder / name).is_file():
             raise UsageError(f"{folder / name} does not exist; run `vramlab aggregate {folder.name}` first (the "
                              "report is made from the tables it writes)")
-    # hex ids and commits can read as numbers ("0123456", "12e4...") unless held as text
-    cells = pd.read_csv(folder / "cells.csv", dtype={"cell_id": str, "code_commit": str})
-    if "status" not in cells or (cells["status"] == "pending").all():
+    cells = read_cells(folder)
+    if (cells["status"] == "pending").all():
         raise UsageError(f"no cell of {folder.name} has a result yet ({folder / 'cells.csv'} lists "
                          f"{len(cells)} pending), so there is nothing to report; run its cells first")
-    steps = pd.read_csv(folder / "steps.csv", dtype={"cell_id": str})
+    steps = read_steps(folder)
     quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str}) if (folder / "quality.csv").is_file() \
         else None
-    return Frames.build(cells, steps, ReportDesign.read(folder / "design.json")), steps, quality
+    return Frames.build(cells, steps, read_design(folder, cells)), steps, quality
 
 
 def build_report(folder: Path) -> list[Path]:
@@ -203,14 +193,15 @@ def build_report(folder: Path) -> list[Path]:
     title = folder.name
     headline = headline_findings(frames.cells, quality, frames.design.baseline) if quality is not None else None
     estimate = read_estimate(folder)
+    environment = read_environment(folder)  # read before anything is written: a bad table leaves the report as it was
     text = markdown(frames, title, headline, estimate)
     if quality is not None:
         text += "\n" + "\n".join(quality_report.markdown(frames.cells, steps, quality, frames.design.baseline,
                                                           items))
-    (folder / "report.md").write_text(text)
-    (folder / "tables.tex").write_text(latex(frames, title, steps, estimate, quality, items))
-    paragraph = methods.markdown(frames, methods.read_environment(folder), title, quality is not None)
-    (folder / "methods.md").write_text(paragraph)
-    (folder / "methods.tex").write_text(methods_latex.latex(paragraph))
+    write_text_atomic(folder / "report.md", text)
+    write_text_atomic(folder / "tables.tex", latex(frames, title, steps, estimate, quality, items))
+    paragraph = methods.markdown(frames, environment, title, quality is not None)
+    write_text_atomic(folder / "methods.md", paragraph)
+    write_text_atomic(folder / "methods.tex", methods_latex.latex(paragraph))
     return [folder / "report.md", folder / "tables.tex", folder / "methods.md", folder / "methods.tex",
             *charts.draw(frames, quality, folder, items)]

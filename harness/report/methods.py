@@ -6,8 +6,6 @@ quantity means.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from harness.report.frames import Frames
@@ -102,15 +100,3 @@ def markdown(frames: Frames, environment: pd.DataFrame | None, title: str, quali
                      "length in UTF-8 bytes, lower is better; comparable across tokenizers and vocabularies. Each "
                      "score also has the same model untrained (its adapter disabled).")
     return "\n".join([*lines, ""])
-
-
-def read_environment(folder: Path) -> pd.DataFrame | None:
-    path = folder / "environment.csv"
-    return pd.read_csv(path, dtype=str).pipe(_typed) if path.is_file() else None
-
-
-def _typed(env: pd.DataFrame) -> pd.DataFrame:
-    for column in ("cells", "cpu_count", "gpu_memory_bytes"):
-        if column in env:
-            env[column] = pd.to_numeric(env[column])
-    return env

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.core.atomic_files import write_csv_atomic, write_text_atomic
 from harness.core.errors import UsageError
 from harness.report.aggregate import load_results
 from harness.results import CellResult, read
@@ -25,6 +26,9 @@ from harness.results import CellResult, read
 LOSS_TOLERANCE = 0.02  # relative difference of the final training loss, same software
 MEMORY_TOLERANCE = 0.05  # relative difference of the whole-process device peak, same device model
 SOFTWARE = ("torch", "transformers", "peft", "trl")
+
+
+MACHINE_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")  # what machine_label() makes: a folder name, never a path
 
 
 def machine_label() -> str:
@@ -133,10 +137,10 @@ def write_comparison(matrix: str, results_dir: Path, reports_dir: Path, machine:
         Path(reports_dir) / Path(matrix).stem / "reproductions" / machine
     out.mkdir(parents=True, exist_ok=True)
     frame = table(found)
-    frame.to_csv(out / "comparison.csv", index=False)
+    write_csv_atomic(out / "comparison.csv", frame)
     lines = [summary_line(found, machine), "", f"Tolerances: {describe_tolerances()}.", "",
              frame.to_markdown(index=False) if len(frame) else "No cell has both a published and a reproduced result.",
              "", f"Ratios are this machine's value over the published one; the results of this run are in "
                  f"`results/{pairs[0][0].matrix if pairs else matrix}/reproductions/{machine}/`.", ""]
-    (out / "comparison.md").write_text("\n".join(lines))
+    write_text_atomic(out / "comparison.md", "\n".join(lines))
     return out / "comparison.md"

@@ -17,8 +17,8 @@ import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from harness.core.atomic_files import file_mode
 from harness.results.model import now
-from harness.results.store import file_mode
 
 LOCKS = ".locks"
 

@@ -18,6 +18,7 @@ import os
 import sys
 
 from harness.core.cache import cache_root
+from harness.core.errors import UsageError
 
 OFF_ENV = "VRAMLAB_BYTECODE_CACHE"
 _chosen: str | None = None  # the folder enable() chose for this process (a forked process inherits it)
@@ -29,11 +30,13 @@ def enable() -> str | None:
     global _chosen
     if not sys.dont_write_bytecode or sys.pycache_prefix is not None or os.environ.get(OFF_ENV) == "0":
         return None
-    folder = cache_root() / "bytecode"
     try:
+        folder = cache_root() / "bytecode"
         folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None  # a read-only cache: compile as before
+    except (OSError, UsageError):
+        # a read-only cache compiles as before; a VRAMLAB_CACHE that cannot be used is the command's one-line
+        # error (harness/core/environment_variables.py), never this process's first traceback
+        return None
     sys.pycache_prefix = str(folder)
     sys.dont_write_bytecode = False
     _chosen = sys.pycache_prefix

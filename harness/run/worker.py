@@ -16,7 +16,7 @@ from harness.run import bytecode, worker_status
 from harness.run.measure import run
 from harness.spec.ceiling import probe_cell
 from harness.spec.cells import Cell
-from harness.spec.matrix import MatrixError, find_cell, matrix_options
+from harness.spec.matrix import MatrixError, check_cell, find_cell, matrix_options
 from harness.spec.settings import SETTINGS
 
 
@@ -45,6 +45,7 @@ def cell_and_paths(args: argparse.Namespace) -> tuple[Cell, Path, Path | None]:
         if problem:
             raise MatrixError(f"--context: {problem}")
         cell = probe_cell(cell, args.context)
+        check_cell(args.matrix, cell)  # as validate checks the matrix's cells: the context against the model
     out = Path(args.out) if args.out else result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
     adapter = adapter_folder(out.parent.parent, cell.matrix, cell.cell_id) if args.keep_adapter else None
     return cell, out, adapter

@@ -67,6 +67,12 @@ CONFLICTS: tuple[Conflict, ...] = (
         "would run instead, which is a different cell",
         lambda s: s["attention"] == "flash_attention_2" and s["dtype"] == "float32",
     ),
+    Conflict(
+        "vocabulary-source-needs-slicing",
+        "vocabulary_source says where the kept tokens' frequencies come from; with `vocabulary: native` no token "
+        "is cut, so the source would have no effect and the cell would repeat the native one under another id",
+        lambda s: s["vocabulary"] == "native" and s.get("vocabulary_source", "training") != "training",
+    ),
 )
 
 

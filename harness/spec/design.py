@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.core.atomic_files import write_text_atomic
 from harness.core.suggest import did_you_mean
 from harness.spec.cells import Cell
 from harness.spec.chart_widths import chart_files
@@ -62,7 +63,7 @@ class ReportDesign:
 
     def write(self, path: Path) -> None:
         data = asdict(self)
-        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
     @classmethod
     def read(cls, path: Path) -> ReportDesign:

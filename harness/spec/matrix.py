@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 import re
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from harness.core.environment_variables import ablations_folder, max_cells
 from harness.core.errors import UsageError
 from harness.core.suggest import did_you_mean
 from harness.spec.ceiling import CeilingSpec, CeilingSpecError
@@ -29,12 +29,18 @@ TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells",
 DESIGNS = ("full", "one_at_a_time", "list")
 PREDICTED_OOM = ("run", "skip")
 MATRIX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+# a cell name given in the matrix: it appears in file names' neighbours, Markdown and LaTeX tables, and the
+# `/seed=N` suffix that seeds add, so it holds no path separator, newline, table bar or LaTeX special but `_`
+CELL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=@,-]{0,99}$")
+# sections that hold keys: one written with nothing under it is a mistake, not "no section"
+SECTIONS = ("fixed", "axes", "baseline", "cells", "include", "exclude", "seeds", "evaluation", "ceiling", "report")
 
 
 def ablation_dirs() -> list[Path]:
     """Where matrix names are looked up, in order: $VRAMLAB_ABLATIONS, ./ablations, the source checkout
     this package runs from, and the copy a wheel installs under <prefix>/share/vramlab/ablations."""
-    dirs = [Path(os.environ["VRAMLAB_ABLATIONS"])] if os.environ.get("VRAMLAB_ABLATIONS") else []
+    given = ablations_folder()
+    dirs = [given] if given else []
     dirs += [Path.cwd() / "ablations", Path(__file__).resolve().parents[2] / "ablations",
              Path(sys.prefix) / "share" / "vramlab" / "ablations"]
     unique: list[Path] = []
@@ -110,16 +116,10 @@ _YAML_BOOLEANS_BACK = {False: "off", True: "on"}
 _SYNONYMS = {"device": {"gpu": "cuda", "nvidia": "cuda", "cuda:0": "cuda"},
              "quantization": {"4bit": "nf4", "qlora": "nf4", "bnb": "nf4"},
              "kernels": {"flash": "none"}}
-MAX_CELLS_DEFAULT = 5000
 # what a matrix file may cost before it is read: a matrix is settings, never data
 MAX_MATRIX_BYTES = 2**20
 MAX_EXPANDED = 4 * 2**20  # values and characters once its aliases are expanded
 MAX_DEPTH = 64
-
-
-def max_cells() -> int:
-    """The most cells a matrix may expand to (VRAMLAB_MAX_CELLS): a typo in an axis must not eat the memory."""
-    return int(os.environ.get("VRAMLAB_MAX_CELLS", MAX_CELLS_DEFAULT))
 
 
 def _kind(value: Any) -> str:
@@ -179,6 +179,10 @@ class _Checker:
             if allow_name and name == "name":
                 if not isinstance(value, str) or not value.strip():
                     raise self.fail(f"{where}.name", "a cell name must be a non-empty string")
+                if not CELL_NAME.match(value):
+                    raise self.fail(f"{where}.name", f"{value[:60]!r}{'…' if len(value) > 60 else ''} is not a "
+                                    "cell name: up to 100 letters, digits and . _ + = @ , - (starting with a letter "
+                                    "or digit), so that it reads the same in file names, tables and LaTeX")
                 continue
             mapping[name] = self.value(where, name, value)
         return mapping
@@ -273,9 +277,15 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     for key in spec:
         if key not in TOP_LEVEL_KEYS:
             raise check.fail("top level", f"unknown key {key!r}{did_you_mean(key, TOP_LEVEL_KEYS)}")
+    for key in SECTIONS:
+        if key in spec and spec[key] is None:
+            raise check.fail(key, "an empty section: give what goes under it, or remove the line")
     problem = _predicted_oom_problem(spec.get("predicted_oom", "run"))
     if problem:
         raise check.fail("predicted_oom", problem)
+    problem = _concurrent_problem(spec.get("concurrent_cells", 1))
+    if problem:
+        raise check.fail("concurrent_cells", problem)
     design = spec.get("design", "full" if "axes" in spec else "list")
     if design not in DESIGNS:
         raise check.fail("design", f"{design!r} is not one of {', '.join(DESIGNS)}{did_you_mean(design, DESIGNS)}")
@@ -397,6 +407,11 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     return cells
 
 
+def check_cell(name_or_path: str, cell: Cell) -> None:
+    """A cell made outside the matrix (a ceiling probe at another context) checked as the matrix's own are."""
+    _check_against_model(_Checker(str(matrix_path(name_or_path))), cell)
+
+
 def _check_against_model(check: _Checker, cell: Cell) -> None:
     """What the model's config tells before any weight is loaded: positions, vocabulary, layer names."""
     s = cell.settings
@@ -428,6 +443,9 @@ def _seeds(check: _Checker, spec: dict[str, Any], fixed: dict[str, Any], axes: d
         raise check.fail("seeds", f"expected a non-empty list of integers, got {seeds!r}")
     if len(set(seeds)) != len(seeds):
         raise check.fail("seeds", f"a seed is listed twice in {seeds}")
+    problem = next((p for p in map(SETTINGS["seed"].check, seeds) if p), None)
+    if problem:
+        raise check.fail("seeds", problem)
     if "seed" in fixed or "seed" in axes:
         raise check.fail("seeds", "`seed` is also fixed or an axis; repeat cells with `seeds` or vary `seed`, not both")
     return seeds
@@ -438,13 +456,20 @@ def matrix_options(name_or_path: str) -> dict[str, Any]:
     cells predicted not to fit are run."""
     _, spec = load_matrix(name_or_path)
     concurrent = spec.get("concurrent_cells", 1)
-    if isinstance(concurrent, bool) or not isinstance(concurrent, int) or concurrent < 1:
-        raise MatrixError(f"{matrix_path(name_or_path)}: concurrent_cells: {concurrent!r} is not a positive integer")
+    problem = _concurrent_problem(concurrent)
+    if problem:
+        raise MatrixError(f"{matrix_path(name_or_path)}: concurrent_cells: {problem}")
     predicted_oom = spec.get("predicted_oom", "run")
     problem = _predicted_oom_problem(predicted_oom)
     if problem:
         raise MatrixError(f"{matrix_path(name_or_path)}: predicted_oom: {problem}")
     return {"concurrent_cells": concurrent, "predicted_oom": predicted_oom}
+
+
+def _concurrent_problem(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return f"{value!r} is not a positive integer"
+    return None
 
 
 def _predicted_oom_problem(value: Any) -> str | None:

@@ -30,7 +30,9 @@ RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("steps", int, 5, "measured optimizer steps", minimum=1),
     Setting("warmup_steps", int, 1, "optimizer steps run first and left out of the timings", minimum=0),
     Setting("learning_rate", float, 2e-4, "peak learning rate (constant schedule)", minimum=0),
-    Setting("seed", int, 0, "seed for weights of arch: models, data order and adapters"),
+    # numpy's seeds (which transformers' set_seed passes on) are 32-bit unsigned
+    Setting("seed", int, 0, "seed for weights of arch: models, data order and adapters", minimum=0,
+            maximum=2**32 - 1),
     Setting("loss", str, "nll", "SFT loss passed to TRL explicitly (its default changed in 1.7)",
             levels=("nll", "dft")),
 )

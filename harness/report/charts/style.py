@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.transforms import Bbox
 
+from harness.core.atomic_files import atomic_path
 from harness.report.charts.technique_colours import TOL_GREY, Palette
 from harness.spec.chart_widths import DOUBLE_IN, LEGEND_BELOW_IN, SMALLEST_PT
 
@@ -74,10 +75,11 @@ def save(fig: Figure, out: Path, name: str, formats: Sequence[str] = ("pdf", "pn
     creation date or software version, so an unchanged chart is an unchanged file."""
     paths = [out / f"{name}.{fmt}" for fmt in formats]
     for path in paths:
-        if path.suffix == ".pdf":
-            fig.savefig(path, metadata={"CreationDate": None, "Creator": None, "Producer": None})
-        else:
-            fig.savefig(path, dpi=150, metadata={"Software": None})
+        with atomic_path(path) as tmp:
+            if path.suffix == ".pdf":
+                fig.savefig(tmp, metadata={"CreationDate": None, "Creator": None, "Producer": None})
+            else:
+                fig.savefig(tmp, dpi=150, metadata={"Software": None})
     plt.close(fig)
     return paths
 

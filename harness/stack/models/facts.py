@@ -13,8 +13,10 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.core.suggest import did_you_mean
+from harness.stack.models.gguf_file import GGUFFileError, open_gguf
 from harness.stack.models.parts import SPLIT_GGUF
 from harness.stack.models.presets import PRESETS
 from harness.stack.models.sources import PackageModelError, PackageNotInstalledError, package_gguf
@@ -108,9 +110,16 @@ def facts(source: str) -> ModelFacts | None:
 
 
 def _gguf_facts(file: str) -> ModelFacts:
-    from gguf import GGUFReader
+    try:
+        return _read_gguf_facts(open_gguf(file))
+    except GGUFFileError as err:
+        raise ModelSourceError(str(err)) from None
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as err:  # a header of unexpected fields
+        raise ModelSourceError(f"{file}: its GGUF header cannot be read ({type(err).__name__}: "
+                               f"{' '.join(str(err).split())[:200]})") from None
 
-    reader = GGUFReader(file, "r")
+
+def _read_gguf_facts(reader: Any) -> ModelFacts:
 
     def field(name: str):
         entry = reader.fields.get(name)

@@ -17,6 +17,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from harness.stack.models.gguf_file import open_gguf
+
 SAMPLES = {
     "English": "The quick brown fox jumps over the lazy dog. Isn't it 3.14159 times   faster?\n",
     "Spanish": "¿Dónde está el niño? Mañana comeré piñones con el pingüino en Cádiz, ¡qué ilusión!",
@@ -51,9 +53,7 @@ class Finding:
 
 
 def read_vocab(file: Path) -> GGUFVocab:
-    from gguf import GGUFReader
-
-    reader = GGUFReader(file, "r")
+    reader = open_gguf(file)
 
     def strings(name: str) -> list[str]:
         field = reader.fields.get(name)

@@ -10,6 +10,17 @@ from harness.stack.contract import AdapterSpec, Plan, Technique
 DEFAULT_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
+def _targets_problem(value: Any) -> str | None:
+    """An adapter needs a module to attach to (peft fails only after the model loads), and a module named twice
+    would change the cell id without changing the cell."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return f"{value!r} is not a list of strings"
+    if not value:
+        return "an empty list: name at least one module to adapt (e.g. [q_proj, v_proj])"
+    twice = sorted({v for v in value if value.count(v) > 1})
+    return f"{', '.join(twice)} listed twice; name each module once" if twice else None
+
+
 class Adapter(Technique):
     axis = "adapter"
     settings = (
@@ -17,7 +28,8 @@ class Adapter(Technique):
                 levels=("lora", "rslora"), owner="adapter"),
         Setting("lora_rank", int, 16, "LoRA rank r", minimum=1, owner="adapter"),
         Setting("lora_alpha", int, 16, "LoRA alpha", minimum=1, owner="adapter"),
-        Setting("lora_targets", list, DEFAULT_TARGETS, "module names that get adapters", owner="adapter"),
+        Setting("lora_targets", list, DEFAULT_TARGETS, "module names that get adapters", owner="adapter",
+                validate=_targets_problem),
     )
 
     def after_load(self, model: Any, plan: Plan) -> Any:
