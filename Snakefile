@@ -21,17 +21,18 @@ sys.path.insert(0, workflow.basedir)
 
 from pathlib import Path
 
-from harness.errors import one_line
-from harness.devices import machine_devices
-from harness.evaluation.plan import evaluation_plan
-from harness.matrix import MatrixError, ceiling_spec, claim_results_folder, matrix_options, matrix_path
-from harness.matrix import expand as expand_matrix
-from harness.report_design import design_of
-from harness.results import evaluation_path, result_path
+from harness.core.devices import machine_devices
+from harness.core.environment import cuda_present
+from harness.core.errors import UsageError, one_line
+from harness.core.suggest import did_you_mean
+from harness.spec.matrix import MatrixError, ceiling_spec, claim_results_folder, design_of, evaluation_plan
+from harness.spec.matrix import matrix_options, matrix_path
+from harness.spec.matrix import expand as expand_matrix
+from harness.spec.renamed_matrix import orphaned_results_hint
+from harness.results import ResultFileError, evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
-from harness.supervise import cuda_present
-from harness.techniques import needs_cuda
-from harness.reproduce import machine_label
+from harness.stack.techniques import needs_cuda
+from harness.report.reproduce import machine_label
 from harness.workflow import default_matrix
 
 def _flag(name, default, also=()):
@@ -49,6 +50,13 @@ def _flag(name, default, also=()):
                         + "".join(f" (or {name}={w})" for w in also))
 
 
+# every --config key this file reads: a misspelled one (matrx=smoke) would otherwise run the default matrix
+CONFIG_KEYS = ("matrix", "results_dir", "reports_dir", "reproduce", "warm_start")
+for _key in config:
+    if _key not in CONFIG_KEYS:
+        raise WorkflowError(f"vramlab: --config {str(_key)[:80]}=...: no such key{did_you_mean(_key, CONFIG_KEYS)} "
+                            f"(known: {', '.join(CONFIG_KEYS)})")
+
 if "matrix" in config and not str(config["matrix"] or "").strip():
     raise WorkflowError("vramlab: --config matrix= names no matrix; give a name under ablations/ or a path to a "
                         "YAML file (leave matrix out to run the embedded default)")
@@ -63,7 +71,7 @@ try:
     CEILING = ceiling_spec(MATRIX) is not None
     # the charts a report draws follow from the matrix alone, so they can be named here
     CHARTS = design_of(MATRIX).files()
-except MatrixError as err:
+except (MatrixError, UsageError) as err:
     raise WorkflowError(f"vramlab: {one_line(err)}") from None
 NAME = CELLS[0].matrix
 IDS = [c.cell_id for c in CELLS]
@@ -72,10 +80,10 @@ REPORTS = config.get("reports_dir", "reports")
 try:
     # checked now; the folder's marker is written once Snakemake executes jobs (_prepare below)
     claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX), write=False)
-except MatrixError as err:
+except (MatrixError, UsageError) as err:
     raise WorkflowError(f"vramlab: {one_line(err)}") from None
 # cells that may touch a GPU hold one `gpu` resource, and each runs on a device of the machine leased for it alone
-# (harness/device_lease.py), so two never share a card: `gpu` is the number of the machine's GPUs unless
+# (harness/process/device_lease.py), so two never share a card: `gpu` is the number of the machine's GPUs unless
 # --resources says otherwise. A matrix that allows `concurrent_cells: N` has its cells hold one of N `gpu_slot`s per
 # GPU instead (N cells share each device, --device-slots N), and their throughput is recorded as not measured. On a
 # cluster (an executor that submits jobs) each job gets a device of its own, so cells never share one there,
@@ -90,7 +98,7 @@ if workflow.local_exec:
     CEILING_GPUS = max(min(GPUS, _usable), 1) if isinstance(_usable, int) else GPUS
 workflow.global_resources.setdefault("gpu_slot", CONCURRENT * GPUS)
 SLOTS = [f"--device-slots {CONCURRENT}"] if SHARED else []
-# each cell leaves a process that imports the libraries ahead for the next one (harness/warm_start.py); off with
+# each cell leaves a process that imports the libraries ahead for the next one (harness/process/warm_start.py); off with
 # --config warm_start=false. On a cluster each job may land on another node, so there it is always off.
 WARM = ["--warm-start"] if workflow.local_exec and _flag("warm_start", "true") else []
 
@@ -106,14 +114,22 @@ if _GPU_CELLS and not cuda_present():
     print(f"vramlab: {len(_GPU_CELLS)} of {len(CELLS)} cells need a CUDA GPU and this machine has none: "
           f"the {len(_missing)} without a result will be recorded as skipped here; the "
           f"{len(_GPU_CELLS) - len(_missing)} with a result keep it", file=sys.stderr)
+_ORPHANED = orphaned_results_hint(Path(RESULTS), NAME, IDS)
+if _ORPHANED:
+    print(f"vramlab: {_ORPHANED}", file=sys.stderr)
 print(f"vramlab: matrix '{NAME}' ({matrix_path(MATRIX)}), {len(CELLS)} cells"
       + (f", {len(TASKS)} evaluation tasks" if TASKS else "") + f": {WHY}", file=sys.stderr)
 
 # Result files that cannot stand (damaged, another cell's, an error whose input data changed): said now, set aside
 # once Snakemake executes jobs, so that their cells (or tasks) are measured again; a dry run changes nothing.
-REDO = [r for c in CELLS for r in [review_cell(result_path(Path(RESULTS), NAME, c.cell_id), c.cell_id, c.settings)]
-        + [review_evaluation(evaluation_path(Path(RESULTS), NAME, c.cell_id, t), c.cell_id, t) for t in TASKS]
-        if r is not None]
+# A result from a newer vramlab stops the run here, dry or not: it is kept, never set aside nor measured again.
+try:
+    REDO = [r for c in CELLS
+            for r in [review_cell(result_path(Path(RESULTS), NAME, c.cell_id), c.cell_id, c.settings)]
+            + [review_evaluation(evaluation_path(Path(RESULTS), NAME, c.cell_id, t), c.cell_id, t) for t in TASKS]
+            if r is not None]
+except ResultFileError as err:
+    raise WorkflowError(f"vramlab: {one_line(err)}") from None
 for _redo in REDO:
     print(f"vramlab: {_redo.describe()}", file=sys.stderr)
 

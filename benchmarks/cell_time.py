@@ -81,6 +81,8 @@ def comparison(table: pd.DataFrame) -> str:
         "",
         f"The time that is not measured steps: **{rest_b:.1f} s before, {rest_a:.1f} s after, "
         f"{1 - rest_a / rest_b:.0%} less**. Measured steps: {b['measured'].sum():.1f} s before, "
+        # the committed comparisons name these modules where they were when the sittings ran (now
+        # harness/process/warm_start.py, harness/run/bytecode.py): the text stays, so that they regenerate as they are
         f"{a['measured'].sum():.1f} s after. Measuring processes that started warm (harness/warm_start.py): "
         f"{(a['start'] == 'warm').sum()} of {len(a)} after, {(b['start'] == 'warm').sum()} of {len(b)} before; "
         f"with their bytecode in the cache folder (harness/bytecode.py): {a['bytecode'].sum()} after, "

@@ -42,9 +42,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.cell_time import comparison, load  # noqa: E402
-from harness import warm_start  # noqa: E402
-from harness.backends import name_for  # noqa: E402
-from harness.matrix import expand  # noqa: E402
+from harness.process import warm_start  # noqa: E402
+from harness.spec.matrix import expand  # noqa: E402
+from harness.stack.backends import name_for  # noqa: E402
 
 SPARE_WAIT_SECONDS = 600.0
 

@@ -21,8 +21,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.standalone_run import run_standalone, standalone_report  # noqa: E402
-from harness import environment, models, results  # noqa: E402
-from harness.matrix import find_cell  # noqa: E402
+from harness import results  # noqa: E402
+from harness.core import environment  # noqa: E402
+from harness.spec.matrix import find_cell  # noqa: E402
+from harness.stack.models import sources as models  # noqa: E402
 
 
 def main(matrix: str, cell_id: str, reuse: bool) -> None:

@@ -20,7 +20,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.standalone_run import run_standalone, standalone_report  # noqa: E402
-from harness import environment, models  # noqa: E402
+from harness.core import environment  # noqa: E402
+from harness.stack.models import sources as models  # noqa: E402
 
 CONTEXT = 20480
 CAP_BYTES = 16 * 1024**3  # the notes capped the allocator at the whole budget

@@ -1,10 +1,9 @@
 """vramlab: measured ablations of memory-saving techniques for fine-tuning LLMs inside one 16 GB GPU.
 
-Data flows one way: matrix file (ablations/) -> cells (harness.matrix) -> one cell in a fresh process
-(harness.run_cell, harness.recipe, harness.techniques) -> result JSON (harness.results)
--> pandas tables and the matrix's design (harness.aggregate, harness.report_design) -> the frames every
-comparison is computed in once (harness.comparisons) -> tables, summary and charts (harness.tables,
-harness.summary, harness.charts), written by harness.report.
+Packages in layers that import downward only (README, "The layout"): core, data, stack, tasks, spec, results,
+estimate, run, process, evaluation, report, and the entry points (cli.py, __main__.py, workflow.py). A matrix file
+becomes cells (spec), each measured in a process of its own (process, run) into a result file (results), which the
+report turns into tables and charts (report).
 """
 
 __version__ = "0.1.0"

@@ -14,6 +14,9 @@ import pytest
 
 from tests.conftest import REPO
 
+# every test here runs vramlab or Snakemake in a child process: seconds each (README, "Run the tests")
+pytestmark = pytest.mark.slow
+
 GOOD = """fixed: {model: "arch:tiny-llama", device: cpu, steps: 2}
 axes: {adapter: [lora, rslora]}
 """
@@ -120,7 +123,7 @@ def test_a_copy_of_a_shipped_matrix_elsewhere_cannot_take_its_results_folder(tmp
 
 
 def test_two_matrix_files_of_one_name_never_share_a_results_folder(tmp_path):
-    from harness.matrix import MatrixError, claim_results_folder
+    from harness.spec.matrix import MatrixError, claim_results_folder
 
     first, second = tmp_path / "a" / "m.yaml", tmp_path / "b" / "m.yaml"
     claim_results_folder(tmp_path / "results", "m", first)
@@ -132,7 +135,7 @@ def test_two_matrix_files_of_one_name_never_share_a_results_folder(tmp_path):
 def test_a_damaged_result_is_set_aside_and_its_cell_measured_again(tmp_path, cache_dir):
     matrix = tmp_path / "m.yaml"
     matrix.write_text(GOOD)
-    from harness.matrix import expand
+    from harness.spec.matrix import expand
 
     cells = expand(str(matrix))
     results = tmp_path / "results" / "m"
@@ -190,7 +193,7 @@ def test_a_machine_that_cannot_run_a_cell_never_replaces_its_result(tmp_path):
 def test_out_naming_a_folder_is_refused_before_anything_runs(tmp_path):
     matrix = tmp_path / "m.yaml"
     matrix.write_text(GOOD)
-    from harness.matrix import expand
+    from harness.spec.matrix import expand
 
     cell = expand(str(matrix))[0]
     done = subprocess.run([sys.executable, "-m", "harness", "run-cell", "--matrix", str(matrix), "--cell",

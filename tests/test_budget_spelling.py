@@ -8,12 +8,12 @@ import shutil
 
 import pytest
 
-from harness.budget import budget_problem, canonical_budget
-from harness.cells import cell_id_of
-from harness.matrix import expand_spec
+from harness.core.budget import budget_problem, canonical_budget
 from harness.results import read
 from harness.results.budget_spelling import respell, respelled_config
-from harness.settings import defaults
+from harness.spec.cells import cell_id_of
+from harness.spec.matrix import expand_spec
+from harness.spec.settings import defaults
 from tests.conftest import REPO, run_vramlab
 
 
@@ -66,6 +66,7 @@ def test_no_committed_result_changes_its_id():
     assert [c for c in configs if respelled_config(c)[1]] == []
 
 
+@pytest.mark.slow
 def test_migrate_moves_a_result_of_another_spelling_to_its_canonical_id(tmp_path, cache_dir):
     committed = REPO / "results" / "smoke"
     source = sorted(committed.glob("*.json"))[0]

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from harness.budget import Budget
-from harness.card_emulation import ENV
+from harness.core.budget import Budget
+from harness.core.card_emulation import ENV
 from harness.results.model import BudgetRecord
 
 GIB, MIB = 2**30, 2**20

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.budget import budget_bytes, budget_card, budget_problem
-from harness.cards import CARDS
-from harness.cells import cell_id_of
-from harness.settings import defaults
+from harness.core.budget import budget_bytes, budget_card, budget_problem
+from harness.core.gpu_cards import CARDS
+from harness.spec.cells import cell_id_of
+from harness.spec.settings import defaults
 
 MIB = 2**20
 
@@ -39,8 +39,9 @@ def test_a_card_budget_makes_another_cell_and_the_default_keeps_its_id():
     assert cell_id_of({**base, "budget": "rtx4080"}) != cell_id_of(base)
 
 
+@pytest.mark.slow
 def test_a_card_without_a_display_reserve_is_the_same_cell_as_the_card_by_name():
-    from harness.matrix import MatrixError, expand_spec
+    from harness.spec.matrix import MatrixError, expand_spec
 
     def cell(budget):
         return expand_spec("m", {"design": "list", "cells": [{"name": "a", "budget": budget}]}, source="test")[0]

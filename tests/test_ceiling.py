@@ -10,8 +10,9 @@ import sys
 import pandas as pd
 import pytest
 
-from harness.ceiling import CeilingSpec, CeilingSpecError, bisect
-from harness.matrix import expand
+from harness.process.ceiling import bisect
+from harness.spec.ceiling import CeilingSpec, CeilingSpecError
+from harness.spec.matrix import expand
 from tests.conftest import REPO, write_matrix
 
 
@@ -104,8 +105,8 @@ def test_a_search_measures_real_probes_keeps_them_and_resumes(tmp_path, cache_di
 
 
 def test_the_ceiling_chart_draws_what_was_measured_and_says_what_was_not():
-    from harness.charts.ceiling import DESKTOP_RAM, draw
-    from harness.charts.style import legend_texts
+    from harness.report.charts.ceiling import DESKTOP_RAM, draw
+    from harness.report.charts.style import legend_texts
 
     table = pd.DataFrame([
         {"cell": "a", "ceiling_context": 54_272, "estimated_context": 51_200, "answer": "54,272",
@@ -127,7 +128,7 @@ def test_the_ceiling_chart_draws_what_was_measured_and_says_what_was_not():
 
 
 def test_a_warm_search_starts_its_probes_as_run_cell_warm_start_does(monkeypatch, tmp_path):
-    from harness import ceiling
+    from harness.process import ceiling
 
     commands = []
     monkeypatch.setattr(ceiling.subprocess, "run", lambda command, check: commands.append(command))
@@ -147,7 +148,7 @@ def test_a_warm_search_starts_its_probes_as_run_cell_warm_start_does(monkeypatch
     ({}, None),
 ])
 def test_kept_probes_settle_an_answer_only_next_to_a_miss_or_at_the_top(fits, expected):
-    from harness.ceiling import settled
+    from harness.process.ceiling import settled
 
     spec = CeilingSpec(low=2, high=16, resolution=1)
     assert settled(fits, spec) == expected
@@ -158,7 +159,7 @@ def test_the_committed_probes_settle_a_search_whatever_the_estimate_says_now(tmp
     elsewhere, at contexts never probed. The kept probes already hold 69,632 ok and 70,656 oom: no probe runs."""
     import shutil
 
-    from harness import ceiling
+    from harness.process import ceiling
 
     cell = next(c for c in expand("ceiling-16gb") if c.name == "unsloth-offload-tiled-mlp")
     source = REPO / "results" / "ceiling-16gb" / "ceiling" / cell.cell_id

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from harness.matrix import expand
+from harness.spec.matrix import expand
 from tests.conftest import REPO, TINY, write_matrix
 from tests.test_warm_start import _spares, gone
 

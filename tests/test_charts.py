@@ -14,13 +14,13 @@ from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
 
 from harness import results
-from harness.aggregate import aggregate
-from harness.charts import figures
-from harness.charts.style import legend_texts
-from harness.comparisons import Frames
-from harness.matrix import expand
-from harness.report import build_report, read, report_tables
-from harness.summary import summary
+from harness.report.aggregate import aggregate
+from harness.report.build import build_report, read, report_tables
+from harness.report.charts import figures
+from harness.report.charts.style import legend_texts
+from harness.report.frames import Frames
+from harness.report.summary import summary
+from harness.spec.matrix import expand
 from tests.conftest import REPO, write_matrix
 from tests.test_report import write_result
 
@@ -94,6 +94,7 @@ def legend(fig: Figure) -> list[str]:
     return legend_texts(fig)
 
 
+@pytest.mark.slow
 def test_every_chart_is_written_as_a_vector_pdf_with_embedded_fonts_and_a_png(report):
     folder, frames = report
     # three optimizer steps of random weights: no loss chart

@@ -1,4 +1,4 @@
-"""The claims report (harness/claims/): each published claim beside its measurement, from small result fixtures
+"""The claims report (harness/report/claims/): each published claim beside its measurement, from small result fixtures
 written where the GPU runs would write them, and from the committed results as they are."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
-from harness.budget import budget_bytes
-from harness.ceiling import probe_cell, probe_folder
-from harness.cells import Cell
-from harness.claims.model import Published, load
-from harness.claims.report import write
-from harness.claims.verdict import DENSE_BF16, flops_per_token
-from harness.matrix import expand
+from harness.core.budget import budget_bytes
+from harness.report.claims.build import write
+from harness.report.claims.model import Published, load
+from harness.report.claims.verdict import DENSE_BF16, flops_per_token
 from harness.results import CellResult, result_path, write_atomic
+from harness.spec.ceiling import probe_cell, probe_folder
+from harness.spec.cells import Cell
+from harness.spec.matrix import expand
 from tests.conftest import REPO
 
 GIB = 2**30

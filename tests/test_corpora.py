@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import corpora
-from harness.corpora import LANGUAGES, SPLITS, Document
+from harness.data import corpora
+from harness.data.corpora import LANGUAGES, SPLITS, Document
 
 # Function words that only one of the four languages uses ("de", "la", "en", "que" are shared by
 # Spanish and French, so they would not tell those two apart).
@@ -34,7 +34,7 @@ ROFF_LEFTOVERS = re.compile(
 
 
 def folder() -> Path:
-    return Path(str(resources.files("harness.corpora")))
+    return Path(str(resources.files("harness.data.corpora")))
 
 
 def function_word_shares(text: str) -> dict[str, float]:
@@ -359,7 +359,7 @@ def test_unknown_corpus_or_language_lists_the_known_ones():
     ("corpus:help:es,ca,en", ("help", ["es", "ca", "en"])),
 ])
 def test_a_vocabulary_source_names_a_corpus_and_its_languages(value, expected):
-    from harness.techniques.vocabulary import _source_level, corpus_source
+    from harness.stack.techniques.vocabulary import _source_level, corpus_source
 
     assert corpus_source(value) == expected
     assert _source_level(value) is None
@@ -374,7 +374,7 @@ def test_a_vocabulary_source_names_a_corpus_and_its_languages(value, expected):
     ("help:es,ca", "nor 'corpus:<corpus>:<languages>' (e.g. 'corpus:help:es,ca,en')"),
 ])
 def test_a_bad_vocabulary_source_is_one_clear_line(value, expected):
-    from harness.matrix import MatrixError, expand_spec
+    from harness.spec.matrix import MatrixError, expand_spec
 
     text = f"fixed: {{model: 'arch:tiny-llama', vocabulary_source: '{value}'}}\naxes: {{vocabulary: [native, 1024]}}"
     with pytest.raises(MatrixError) as err:
@@ -383,8 +383,8 @@ def test_a_bad_vocabulary_source_is_one_clear_line(value, expected):
 
 
 def test_the_old_syntax_keeps_the_committed_cells_and_a_corpus_name_makes_new_ones():
-    from harness.matrix import expand, expand_spec
-    from harness.techniques.vocabulary import corpus_source
+    from harness.spec.matrix import expand, expand_spec
+    from harness.stack.techniques.vocabulary import corpus_source
     from tests.conftest import REPO
 
     committed = [c for c in expand("quality-smollm2") if c.settings["vocabulary_source"].startswith("corpus:")]
@@ -401,7 +401,7 @@ def test_the_old_syntax_keeps_the_committed_cells_and_a_corpus_name_makes_new_on
 
 
 def test_the_help_tasks_score_the_held_out_gimp_manual_and_the_text_tasks_the_man_pages():
-    from harness.evaluation.tasks import PROJECT_TASKS
+    from harness.tasks.catalog import PROJECT_TASKS
 
     for lang in HELP_LANGUAGES:
         task = PROJECT_TASKS[f"help_{lang}"]

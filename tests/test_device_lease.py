@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.device_lease import LEASE_ENV, cell_lease, device_lease, recorded_lease, slots_wanted
-from harness.devices import DEVICES_ENV, Device, machine_devices
+from harness.core.devices import DEVICES_ENV, Device, machine_devices
+from harness.process.device_lease import cell_lease, device_lease, slots_wanted
+from harness.run.worker_status import LEASE_ENV, recorded_lease
 from tests.conftest import REPO, TINY, write_matrix
 
 FOUR = [Device(str(i), i, str(i)) for i in range(4)]
@@ -58,6 +59,7 @@ def most_at_once(intervals: list[tuple[float, float]]) -> int:
     return best
 
 
+@pytest.mark.slow
 def test_eight_processes_on_four_devices_two_at_a_time_never_share_one(tmp_path):
     held = hold_at_once(tmp_path, processes=8, slots=1, seconds=1.0)
     assert {device for device, *_ in held} == {"0", "1", "2", "3"}
@@ -66,6 +68,7 @@ def test_eight_processes_on_four_devices_two_at_a_time_never_share_one(tmp_path)
     assert most_at_once([(start, end) for _, _, start, end in held]) == 4  # all four devices in use at once
 
 
+@pytest.mark.slow
 def test_with_two_slots_a_device_is_shared_only_once_every_device_has_a_cell(tmp_path):
     held = hold_at_once(tmp_path, processes=6, slots=2, seconds=1.5)
     assert most_at_once([(s, e) for *_, s, e in held]) == 6
@@ -75,8 +78,8 @@ def test_with_two_slots_a_device_is_shared_only_once_every_device_has_a_cell(tmp
 
 
 def test_a_killed_holder_leaves_its_device_free(tmp_path):
-    code = ("import sys, time; from pathlib import Path; from harness.device_lease import device_lease; "
-            "from harness.devices import Device\n"
+    code = ("import sys, time; from pathlib import Path; from harness.process.device_lease import device_lease; "
+            "from harness.core.devices import Device\n"
             "with device_lease([Device('0', 0, '0')], 1, Path(sys.argv[1])):\n"
             "    print('held', flush=True); time.sleep(600)")
     holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True,
@@ -126,6 +129,7 @@ def _seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp).timestamp()
 
 
+@pytest.mark.slow
 def test_six_cells_through_snakemake_on_four_fake_gpus_each_hold_a_device_of_their_own(tmp_path, cache_dir):
     """snakemake --cores 6 --resources gpu=6 on four devices: four cells at once, each on its own device, and the
     two others wait for a device to come free; the results record which device each ran on."""

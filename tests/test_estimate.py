@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.budget import budget_bytes
 from harness.cli import main
+from harness.core.budget import budget_bytes
 from harness.estimate import estimate_cell
-from harness.estimate.calibration import TOLERANCE, rows, table
+from harness.estimate.calibration import TOLERANCE, rows, summary
 from harness.estimate.outside import (
     CONTEXT_AT_LOAD_MIB,
     DURING_TRAINING_MIB,
@@ -19,11 +19,18 @@ from harness.estimate.outside import (
     UNSLOTH_PINNED_AT_LOAD_MIB,
     derive,
 )
-from harness.settings import defaults
+from harness.report.calibration import table
+from harness.spec.settings import defaults
 
 REPO = Path(__file__).resolve().parent.parent
 GPU_MATRICES = ["seed-16gb", "gpu-check", "quality-smollm2", "ceiling-16gb", "loss-path-16gb", "memory-history"]
 GPU_RESULTS = [REPO / "results" / name for name in GPU_MATRICES]
+# the committed calibration covers every GPU folder; the constants above are derived from the first six only.
+# quality-qwen's whole-process peaks are predicted up to 20% low (README, "Will it fit?"): there the
+# allocated peaks are held to the tolerance
+CALIBRATED = [*GPU_MATRICES, "vocab-16gb", "quality-qwen"]
+CALIBRATED_RESULTS = [REPO / "results" / name for name in CALIBRATED]
+DEVICE_PEAK_MISSED = {"quality-qwen"}
 GIB = 2**30
 # the seed's stack (README): NF4, RS-LoRA r16 on all linear layers, paged 8-bit AdamW, flash, offload, Unsloth
 SEED = {"model": "arch:qwen3-8b", "context": 20480, "quantization": "nf4", "adapter": "rslora",
@@ -142,12 +149,21 @@ def test_unsloth_on_cudnn_attention_pads_the_sequence_and_keeps_the_attention_ou
 
 def test_the_committed_calibration_table_is_generated_from_the_committed_results():
     committed = (REPO / "reports" / "estimate" / "calibration.md").read_text()
-    assert committed == table(rows(GPU_RESULTS), [Path("results") / name for name in GPU_MATRICES]) + "\n"
+    assert committed == table(rows(CALIBRATED_RESULTS), [Path("results") / name for name in CALIBRATED]) + "\n"
 
 
 def test_the_readme_states_the_generated_calibration_result():
-    summary = table(rows(GPU_RESULTS), GPU_RESULTS).splitlines()[-1]
-    assert summary in (REPO / "README.md").read_text()
+    assert summary(rows(CALIBRATED_RESULTS)) in (REPO / "README.md").read_text()
+
+
+def test_the_later_gpu_folders_are_predicted_within_tolerance_on_the_peak_the_model_explains():
+    found = [r for r in rows(CALIBRATED_RESULTS) if r.matrix not in GPU_MATRICES]
+    assert len(found) == 44  # 4 cells of vocab-16gb, 40 of quality-qwen
+    misses = [f"{r.matrix}/{r.name}: {r.error:+.1%}" for r in found
+              if r.matrix not in DEVICE_PEAK_MISSED and abs(r.error) > TOLERANCE]
+    misses += [f"{r.matrix}/{r.name}: allocated {r.allocated_error}" for r in found if r.matrix in DEVICE_PEAK_MISSED
+               and (r.allocated_error is None or abs(r.allocated_error) > TOLERANCE)]
+    assert misses == [], misses
 
 
 def test_the_seed_stack_is_predicted_closely():
@@ -205,7 +221,7 @@ def test_vramlab_estimate_of_one_cell_from_settings(capsys):
 
 
 def test_a_config_json_folder_is_estimated_as_its_preset(tmp_path):
-    from harness.presets import PRESETS
+    from harness.stack.models.presets import PRESETS
 
     (tmp_path / "config.json").write_text(json.dumps(PRESETS["llama-3.1-8b"]))
     from_folder = estimate_cell(cell(model=str(tmp_path)))

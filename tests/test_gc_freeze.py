@@ -1,6 +1,6 @@
-"""harness/gc_freeze.py: after a GPU cell's imports, what they made is frozen out of the collector's walks; the
+"""harness/run/gc_freeze.py: after a GPU cell's imports, what they made is frozen out of the collector's walks; the
 count is recorded, the variable turns it off; and the allocator reading the sampler takes 100 times a second
-is the one torch.cuda.memory_reserved() gives. Spares are kept per GPU (harness/warm_start.py's key)."""
+is the one torch.cuda.memory_reserved() gives. Spares are kept per GPU (harness/process/warm_start.py's key)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import os
 import subprocess
 import sys
 
-from harness import warm_start
-from harness.trackers.memory import reserved_bytes
+from harness.process import warm_start
+from harness.run.trackers.memory import reserved_bytes
 from tests.conftest import REPO
 
 PROBE = """
 import gc, json
-from harness import gc_freeze
+from harness.run import gc_freeze
 made = [[i] for i in range(1000)]  # reachable: survives the collection and is frozen
 count = gc_freeze.freeze_imports()
 print(json.dumps({"count": count, "recorded": gc_freeze.frozen(), "gc_count": gc.get_freeze_count()}))

@@ -1,6 +1,6 @@
 """The tokenizer transformers builds from a GGUF file, compared with the file's own vocabulary
-(harness/gguf_tokenizer.py): on a tiny byte-level BPE tokenizer made here, and on the real Qwen2.5-Coder-0.5B
-GGUF where its parts (or the assembled file) are present."""
+(harness/stack/models/gguf_tokenizer.py): on a tiny byte-level BPE tokenizer made here, and on the real
+Qwen2.5-Coder-0.5B GGUF where its parts (or the assembled file) are present."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from harness.gguf_tokenizer import CONTROL, SAMPLES, GGUFVocab, _byte_decoder, compare, spelled
+from harness.stack.models.gguf_tokenizer import CONTROL, SAMPLES, GGUFVocab, _byte_decoder, compare, spelled
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
@@ -36,6 +36,7 @@ def _tiny() -> tuple[GGUFVocab, object]:
     return vocab, tokenizer
 
 
+@pytest.mark.slow
 def test_a_tokenizer_that_matches_its_vocabulary_passes_every_check():
     vocab, tokenizer = _tiny()
     findings = compare(vocab, tokenizer)
@@ -73,8 +74,8 @@ def test_spelled_reads_the_files_own_token_strings():
 @pytest.mark.slow
 def test_qwen_coder_gguf_tokenizer_against_its_file(cache_dir):
     """About a minute on 2 cores (the tokenizer, not the model, is built from the 491 MB file)."""
-    from harness.gguf_tokenizer import check_file
-    from harness.models import PackageModelError, package_gguf
+    from harness.stack.models.gguf_tokenizer import check_file
+    from harness.stack.models.sources import PackageModelError, package_gguf
 
     try:
         file = package_gguf("qwen2.5-coder-0.5b")

@@ -3,10 +3,10 @@ backs, as the device budget is judged on the whole process's device memory."""
 
 from __future__ import annotations
 
-from harness.budget import Budget
-from harness.cells import cell_id_of
-from harness.matrix import MatrixError, expand_spec
-from harness.settings import defaults
+from harness.core.budget import Budget
+from harness.spec.cells import cell_id_of
+from harness.spec.matrix import MatrixError, expand_spec
+from harness.spec.settings import defaults
 
 GIB = 2**30
 

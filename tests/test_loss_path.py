@@ -1,4 +1,4 @@
-"""The loss-path axis (harness/techniques/loss_path.py): who computes the loss from the last hidden states."""
+"""The loss-path axis (harness/stack/techniques/loss_path.py): who computes the loss from the last hidden states."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness.matrix import expand
+from harness.spec.matrix import expand
 from tests.conftest import TINY, run_vramlab, write_matrix
 
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from harness.cells import cell_id_of
-from harness.matrix import MatrixError, available_matrices, expand, expand_spec
-from harness.settings import defaults, parse_bytes
+from harness.core.budget import parse_bytes
+from harness.spec.cells import cell_id_of
+from harness.spec.matrix import MatrixError, available_matrices, expand, expand_spec
+from harness.spec.settings import defaults
 
 
 def spec(text: str):

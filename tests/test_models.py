@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from harness import models
 from harness.flops import flops_per_token, matmul_parameters
-from harness.presets import PRESETS
+from harness.stack.models import sources as models
+from harness.stack.models.presets import PRESETS
 
 
 @pytest.mark.slow
@@ -34,6 +34,7 @@ def test_the_smoke_model_is_real_smollm2_and_answers_sensibly(cache_dir):
     assert (resolved.path / "config.json").stat().st_mtime_ns == mtime
 
 
+@pytest.mark.slow
 def test_arch_models_are_built_once_with_a_matching_tokenizer(cache_dir):
     from transformers import AutoConfig, AutoTokenizer
 

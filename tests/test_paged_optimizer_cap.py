@@ -8,12 +8,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from harness.budget import Budget
-from harness.card_emulation import ENV
+from harness.core.budget import Budget
+from harness.core.card_emulation import ENV
+from harness.core.paged_optimizer_state import PAGED_MIN_ELEMENTS, paged_bytes, unpaged_bytes
 from harness.estimate.memory_model import adapter_tensors
-from harness.model_info import facts
-from harness.paged_optimizer_state import PAGED_MIN_ELEMENTS, paged_bytes, unpaged_bytes
-from harness.settings import defaults
+from harness.spec.settings import defaults
+from harness.stack.models.facts import facts
 
 GIB, MIB = 2**30, 2**20
 
@@ -21,7 +21,7 @@ GIB, MIB = 2**30, 2**20
 @pytest.fixture
 def fractions(monkeypatch):
     """torch.cuda's cap as a list of the fractions set, on a machine without CUDA (and torch.cuda left answering as
-    itself: harness/card_emulation.py is tested on its own)."""
+    itself: harness/core/card_emulation.py is tested on its own)."""
     monkeypatch.setenv(ENV, "0")
     seen: list[float] = []
     monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", lambda f, device=None: seen.append(f))

@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 from matplotlib.text import Text
 
-from harness.chart_widths import COLUMN_IN, DOUBLE_IN, SMALLEST_PT, WIDTHS
-from harness.charts import figures
-from harness.charts.quality import spread_from_zero
-from harness.charts.style import legend_texts, save
-from harness.charts.technique_colours import Palette, technique
-from harness.comparisons import pareto_front
-from harness.report_design import LOSS_MIN_STEPS, ReportDesign, SweepLine
+from harness.report.charts import figures
+from harness.report.charts.quality import spread_from_zero
+from harness.report.charts.style import legend_texts, save
+from harness.report.charts.technique_colours import Palette, technique
+from harness.report.frames import pareto_front
+from harness.spec.chart_widths import COLUMN_IN, DOUBLE_IN, SMALLEST_PT, WIDTHS
+from harness.spec.design import LOSS_MIN_STEPS, ReportDesign, SweepLine
 from tests.conftest import REPO
 from tests.test_charts import charts, report  # noqa: F401  (the fixture matrix's report and charts)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from harness import run_cell
-from harness.cells import Cell
-from harness.matrix import matrix_options
+from harness.core.runtime import Runtime
 from harness.results import Status, read
-from harness.runtime import Runtime
-from harness.settings import defaults
+from harness.run import measure as run_cell
+from harness.spec.cells import Cell
+from harness.spec.matrix import matrix_options
+from harness.spec.settings import defaults
 
 # plain-8k of seed-16gb: bf16 Qwen3-8B without checkpointing, which ran out of memory while loading
 PLAIN_8K = {"model": "arch:qwen3-8b", "context": 8192, "attention": "sdpa", "device": "cuda"}

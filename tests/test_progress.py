@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from harness.progress import StepLine, matrix_standing
+from harness.core.progress import StepLine, matrix_standing
 
 
 def _result(folder, cell_id, started, finished):

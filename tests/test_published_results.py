@@ -15,6 +15,9 @@ import pytest
 
 from tests.conftest import REPO
 
+# every test here runs vramlab or Snakemake in a child process: seconds each (README, "Run the tests")
+pytestmark = pytest.mark.slow
+
 TEMPLATE = """fixed: {{model: "arch:tiny-llama", device: cpu, steps: 2}}
 design: list
 cells:
@@ -34,7 +37,7 @@ def _env(cache_dir: Path | None = None, **extra: str) -> dict[str, str]:
 def matrix_with_cell_id_after(folder: Path, first: str = "f") -> tuple[Path, str]:
     """A one-cell matrix whose cell id sorts after 'evaluations', so that git, which writes a checkout in path
     order, writes results/m/<cell_id>.json after results/m/evaluations/<cell_id>/*.json."""
-    from harness.matrix import expand
+    from harness.spec.matrix import expand
 
     for context in range(32, 4096):
         path = folder / "m.yaml"
@@ -48,8 +51,8 @@ def matrix_with_cell_id_after(folder: Path, first: str = "f") -> tuple[Path, str
 def write_published(results: Path, matrix: Path) -> None:
     """An ok cell result with its adapter recorded (the adapter itself is not committed) and an ok score per task,
     as a GPU machine leaves them."""
-    from harness.matrix import expand
     from harness.results import CellResult, EvaluationResult, Score, evaluation_path, result_path, write_atomic
+    from harness.spec.matrix import expand
 
     for cell in expand(str(matrix)):
         write_atomic(result_path(results, cell.matrix, cell.cell_id), CellResult(
@@ -215,9 +218,9 @@ def test_aggregate_refuses_a_file_that_holds_another_cells_result(tmp_path):
 
 
 def test_an_error_caused_by_data_that_has_changed_since_is_measured_again(tmp_path, cache_dir):
-    from harness.matrix import expand
     from harness.results import CellResult, write_atomic
     from harness.results.existing import recorded_input
+    from harness.spec.matrix import expand
 
     data = tmp_path / "chat.jsonl"
     data.write_text('{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]}\n')

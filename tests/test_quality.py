@@ -11,9 +11,9 @@ import sys
 import pandas as pd
 import pytest
 
-from harness.evaluation.plan import EvaluationPlan, EvaluationSpecError
 from harness.evaluation.spread import bootstrap, scores_from
-from harness.matrix import MatrixError, expand_spec
+from harness.spec.matrix import MatrixError, expand_spec
+from harness.tasks.plan import EvaluationPlan, EvaluationSpecError
 from tests.conftest import REPO
 
 
@@ -61,7 +61,7 @@ def _byte_level_tokenizer():
 
 
 def test_a_sliced_away_token_is_spelled_with_its_bytes_and_decodes_back():
-    from harness.token_map import TokenMap, byte_level_symbols
+    from harness.stack.token_map import TokenMap, byte_level_symbols
 
     tok = _byte_level_tokenizer()
     text = "the quick brown Fuchs"
@@ -80,9 +80,9 @@ def test_a_sliced_away_token_is_spelled_with_its_bytes_and_decodes_back():
 
 
 def test_without_byte_tokens_a_sliced_away_token_becomes_the_fallback():
-    from harness.models import make_placeholder_tokenizer
-    from harness.presets import PRESETS
-    from harness.token_map import TokenMap
+    from harness.stack.models.presets import PRESETS
+    from harness.stack.models.sources import make_placeholder_tokenizer
+    from harness.stack.token_map import TokenMap
 
     tok = make_placeholder_tokenizer(100, PRESETS["tiny-llama"])
     token_map = TokenMap.build(tok, [0, 1, 5, 99], 100)
@@ -111,8 +111,8 @@ def test_scores_get_a_spread_where_lm_eval_reports_none():
 
 def test_random_weights_get_no_quality_number(tmp_path):
     from harness.evaluation.stage import evaluate_cell
-    from harness.matrix import expand
     from harness.results import CellResult, read_evaluation, result_path, write_atomic
+    from harness.spec.matrix import expand
 
     matrix = tmp_path / "m.yaml"
     matrix.write_text('fixed: {model: "arch:tiny-llama", device: cpu}\naxes: {adapter: [lora]}\n'

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from harness.quality_findings import effects, findings, summarize, verdict
+from harness.report.quality_findings import effects, findings, summarize, verdict
 
 GIB = 2**30
 SETTINGS = {"context": 2048, "truncation": "exp_decay", "truncation_decay": 0.5, "adapter": "rslora", "lora_rank": 16,
@@ -94,7 +94,7 @@ def test_recall_that_moves_is_not_called_a_floor():
 
 
 def test_the_summary_gets_the_matrix_questions_only():
-    from harness.quality_findings import headline_findings
+    from harness.report.quality_findings import headline_findings
 
     cells, quality = _fixture()
     headline = headline_findings(cells, quality)
@@ -114,7 +114,7 @@ def test_a_single_cell_is_held_against_the_reference_of_its_own_seed_for_memory_
 
 
 def test_answer_in_context_is_a_property_of_the_data_and_gets_no_verdict():
-    from harness.quality_findings import compare
+    from harness.report.quality_findings import compare
 
     _, quality = _fixture()
     # the share of answers the truncated context holds: the same for every seed, different between policies

@@ -1,4 +1,5 @@
 import pandas as pd
+import pytest
 
 from tests.conftest import REPO
 
@@ -43,10 +44,11 @@ def test_readme_headline_is_the_committed_report():
 PARTIAL: set[str] = {"quality-qwen"}
 
 
+@pytest.mark.slow
 def test_committed_reports_are_generated_from_the_committed_results(tmp_path):
     """`vramlab report --all --out DIR` rebuilds every committed report from the committed results: every file,
     tables, text and charts, byte for byte."""
-    from harness.rebuild import committed_matrices, rebuild_all
+    from harness.report.rebuild import committed_matrices, rebuild_all
 
     matrices = committed_matrices(REPO / "reports")
     assert {"seed-16gb", "smoke", "gpu-check", "quality-smollm2"} <= set(matrices)
@@ -54,7 +56,12 @@ def test_committed_reports_are_generated_from_the_committed_results(tmp_path):
     for matrix in matrices:
         pending = pd.read_csv(REPO / "reports" / matrix / "cells.csv")["status"].eq("pending")
         assert pending.any() == (matrix in PARTIAL), matrix
-    rebuild_all(REPO / "results", REPO / "reports", tmp_path)
+    written = rebuild_all(REPO / "results", REPO / "reports", tmp_path)
+    # the ceiling report and the estimate's calibration are rebuilt too, every file of theirs as committed
+    for path in written:
+        if path.parent.name not in matrices:
+            assert path.read_bytes() == (REPO / "reports" / path.parent.name / path.name).read_bytes(), path
+    assert {"ceiling-16gb", "estimate"} <= {path.parent.name for path in written}
     for matrix in matrices:
         # every committed file is one the report writes: no hand-written notes that go stale beside it
         committed = sorted(p.name for p in (REPO / "reports" / matrix).iterdir())
@@ -69,7 +76,7 @@ def test_readme_quality_table_is_the_committed_report():
     score, recomputed from the committed quality.csv and cells.csv."""
     import math
 
-    from harness.quality_findings import GIB, group_name, summarize
+    from harness.report.quality_findings import GIB, group_name, summarize
 
     readme = (REPO / "README.md").read_text()
     section = readme.split("## Quality on real weights, CPU-sized: `quality-smollm2`", 1)[1].split("\n## ", 1)[0]

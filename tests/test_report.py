@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from harness import results
-from harness.aggregate import aggregate
-from harness.matrix import expand
-from harness.report import build_report
+from harness.report.aggregate import aggregate
+from harness.report.build import build_report
+from harness.spec.matrix import expand
 from tests.conftest import REPO, write_matrix
 
 GIB = 2**30
@@ -53,6 +53,7 @@ def result_folder(tmp_path):
     return tmp_path, matrix
 
 
+@pytest.mark.slow
 def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
     folder, matrix = result_folder
     csv_path = aggregate(str(matrix), folder / "results", folder / "reports")
@@ -81,7 +82,7 @@ def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
     for chart in ("overview", "deltas", "tradeoff"):
         for name in (f"{chart}.pdf", f"{chart}.png", f"{chart}-column.pdf"):
             assert (folder / "reports" / "m" / name).stat().st_size > 5000
-    assert len(outputs) == 3 + 3 * 3  # report.md, tables.tex, methods.md and the charts at two widths
+    assert len(outputs) == 4 + 3 * 3  # report.md, tables.tex, methods.md, methods.tex and the charts at two widths
 
 
 def test_aggregate_refuses_a_matrix_with_a_missing_result(result_folder):
@@ -100,6 +101,7 @@ def test_a_result_file_is_never_left_half_written(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_partial_table_shows_cells_not_run_yet_as_pending(result_folder):
     folder, matrix = result_folder
     missing = next((folder / "results" / "m").glob("*.json"))
@@ -117,6 +119,7 @@ def _estimate_row(report: str, name: str) -> list[str]:
     return [c.strip() for c in line.strip("|").split("|")]
 
 
+@pytest.mark.slow
 def test_the_report_shows_the_estimate_beside_each_measured_gpu_peak(result_folder):
     from harness.estimate import estimate_cell
 
@@ -152,6 +155,7 @@ def test_the_report_shows_the_estimate_beside_each_measured_gpu_peak(result_fold
     assert "tab:m-estimate" in (folder / "reports" / "m" / "tables.tex").read_text()
 
 
+@pytest.mark.slow
 def test_a_matrix_of_cpu_cells_has_no_estimate_rows(result_folder):
     import json
 
@@ -180,10 +184,10 @@ def _cells_with_seeds() -> pd.DataFrame:
 
 
 def test_a_single_seed_change_is_held_against_the_baseline_at_the_same_seed():
-    from harness.cell_groups import group_table
-    from harness.comparisons import deltas
-    from harness.report_design import ReportDesign
-    from harness.tables import deltas_table
+    from harness.report.cell_groups import group_table
+    from harness.report.frames import deltas
+    from harness.report.tables import deltas_table
+    from harness.spec.design import ReportDesign
 
     cells = _cells_with_seeds()
     design = ReportDesign(baseline="baseline", x=None, lines=(), sweep=(), changes={"baseline": "", "fa2": "fa2"},
@@ -197,8 +201,8 @@ def test_a_single_seed_change_is_held_against_the_baseline_at_the_same_seed():
 
 
 def test_a_table_of_one_seed_does_not_speak_of_a_mean_over_seeds():
-    from harness.cell_groups import group_table
-    from harness.tables import loss_table
+    from harness.report.cell_groups import group_table
+    from harness.report.tables import loss_table
 
     cells = _cells_with_seeds()
     assert "mean over seeds" in loss_table(group_table(cells), []).note
@@ -206,12 +210,13 @@ def test_a_table_of_one_seed_does_not_speak_of_a_mean_over_seeds():
     assert "mean over seeds" not in loss_table(group_table(single), []).note
 
 
+@pytest.mark.slow
 def test_a_cpu_matrix_speaks_of_resident_memory_and_draws_no_gpu_budget_or_mfu(tmp_path):
     from matplotlib.lines import Line2D
 
-    from harness.charts import figures
-    from harness.charts.style import legend_texts
-    from harness.report import read
+    from harness.report.build import read
+    from harness.report.charts import figures
+    from harness.report.charts.style import legend_texts
 
     matrix = write_matrix(tmp_path, MATRIX.replace("budget: 16GiB}", "budget: 16GiB, device: cpu}"))
     for cell in expand(str(matrix)):
@@ -267,6 +272,7 @@ def test_every_committed_latex_table_compiles_and_fits_an_article(tmp_path, matr
         assert "tab:" + matrix + "-quality" in (tmp_path / "tables.tex").read_text()
 
 
+@pytest.mark.slow
 def test_methods_md_states_hardware_budget_versions_and_definitions_from_the_results(result_folder):
     folder, matrix = result_folder
     aggregate(str(matrix), folder / "results", folder / "reports")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import yaml
 
-from harness.matrix import expand_spec
-from harness.report_design import ReportDesign, resolve
+from harness.spec.design import ReportDesign, resolve
+from harness.spec.matrix import expand_spec
 
 # the seed matrix in small: a stack, each technique removed, and the stack and a second one swept over context
 SWEEPS = """
@@ -40,7 +40,7 @@ def test_defaults_come_from_the_design():
     assert d.changes["lone-64"] == "checkpointing off, optimizer adamw_torch"
     # held against the baseline: the cells at its context
     assert d.deltas == ("no-checkpointing", "plain-optimizer", "plain-kernels")
-    # random weights, a few steps: no loss chart (harness/report_design.py)
+    # random weights, a few steps: no loss chart (harness/spec/design.py)
     assert d.charts == ("overview", "sweep", "deltas", "tradeoff")
     assert d.random_weights and d.steps < 20
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.evaluation import ruler
+from harness.tasks import ruler
 
 NEEDLE = re.compile(r"One of the special magic numbers for ([a-z]+-[a-z]+) is: (\d{7})\.")
 ANSWER_TOKENS = {"kv_retrieval": 64}  # the generators' defaults; the others use 32
@@ -58,6 +58,7 @@ def test_registry_names() -> None:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "options"), CASES, ids=CASE_IDS)
 def test_deterministic(name: str, options: dict) -> None:
     first = ruler.generate(name, words, 1024, 6, 3, **options)
@@ -90,6 +91,7 @@ def test_length_limit_whitespace_counter(name: str, options: dict, context: int)
     assert calls <= 2 + 4 * n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "options"), CASES, ids=CASE_IDS)
 def test_length_limit_real_tokenizer(real_tokens: Callable[[str], int], name: str, options: dict) -> None:
     context = 2048
@@ -183,6 +185,7 @@ def test_depth_is_where_the_needle_is() -> None:
         assert abs(position - record["depth"]) < 0.02
 
 
+@pytest.mark.slow
 def test_docs_haystack_is_prose_without_needles() -> None:
     sentences = ruler.docs_sentences()
     # Rebuilt from scratch, after other tests imported transformers (which patches the standard library): same.

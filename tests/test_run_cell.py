@@ -119,6 +119,7 @@ def test_going_over_the_host_budget_is_an_oom_result_with_the_figures(tmp_path, 
     assert result["budget"]["host_limit_bytes"] == 64 * 2**20
 
 
+@pytest.mark.slow
 def test_any_other_failure_is_an_error_result_with_the_traceback(tmp_path, cache_dir):
     # a model folder whose config validates but whose weights are missing fails only when loaded
     folder = tmp_path / "no-weights"
@@ -131,12 +132,14 @@ def test_any_other_failure_is_an_error_result_with_the_traceback(tmp_path, cache
     assert result["reason"]
 
 
+@pytest.mark.slow
 def test_a_technique_this_machine_cannot_run_is_skipped_with_the_reason(tmp_path, cache_dir):
     result = run_one(tmp_path, cache_dir, "{name: nf4, quantization: nf4}")
     assert result["status"] == "skipped"
     assert "CUDA" in result["reason"]
 
 
+@pytest.mark.slow
 def test_a_declared_conflict_is_skipped_without_loading_anything(tmp_path, cache_dir):
     result = run_one(tmp_path, cache_dir, "{name: both, kernels: liger+unsloth}")
     assert result["status"] == "skipped"

@@ -12,6 +12,7 @@ from tests.conftest import REPO
 from tests.test_published_results import _env, matrix_with_cell_id_after
 
 
+@pytest.mark.slow
 def test_a_cell_is_never_measured_by_two_runs_at_once(tmp_path):
     """A second run of a cell that another run is measuring waits for it, says so, and keeps what it measured."""
     from harness.results import read
@@ -65,6 +66,7 @@ with result_lock(Path({str(out)!r})):
         assert not waited and not told
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
 def test_a_new_result_file_is_as_readable_as_the_folders_other_files(tmp_path, umask, mode):
     """A shared results folder (a lab's server, a cluster's shared disk): result files get the permissions the
@@ -105,7 +107,7 @@ class _FakeNvml:
 def _probe(pids: list[int]):
     import os
 
-    from harness.trackers.memory import DeviceMemoryProbe
+    from harness.run.trackers.memory import DeviceMemoryProbe
 
     probe = DeviceMemoryProbe.__new__(DeviceMemoryProbe)
     probe._nvml, probe.handle, probe.pid, probe.baseline, probe.total = _FakeNvml(pids), None, os.getpid(), 0, 2**34
@@ -119,7 +121,7 @@ def test_a_cell_that_shared_its_device_unannounced_is_no_speed_measurement():
     its peak is still its own process's, its tokens/s is no measurement."""
     import os
 
-    from harness.run_cell import throughput_measured
+    from harness.run.measure import throughput_measured
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])  # this process's own
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.reproduce import LOSS_TOLERANCE
+from harness.report.reproduce import LOSS_TOLERANCE
 from tests.conftest import REPO
 from tests.slurm_cluster import cluster, missing
 

@@ -1,21 +1,26 @@
-"""The shape of the harness: backends behind one interface, one typed result model with a committed schema,
-stable cell ids, settings declared by their owners, matrix files found from any install."""
+"""The shape of the harness: packages in layers that import downward only, backends behind one interface, one
+typed result model with a committed schema, stable cell ids, settings declared by their owners, matrix files
+found from any install."""
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
-from harness.matrix import MatrixError, expand, matrix_path
 from harness.results import ResultFileError, check
 from harness.results.schemas import MODELS, SCHEMA_DIR, schema_text
-from harness.settings import SETTINGS, table
-from harness.techniques import TECHNIQUES
+from harness.spec.matrix import MatrixError, expand, matrix_path
+from harness.spec.settings import SETTINGS, table
+from harness.stack.techniques import TECHNIQUES
 from tests.conftest import REPO
 
 # Every committed result file, by matrix: ids are hashes of settings, and a result is found by its id, so
@@ -30,7 +35,7 @@ COMMITTED_IDS = {
                  "aa1e2b0ea208 adfe262831c8 c4518d03b0c1 dd1d9f1b9944 f733b7ddfa6c",
 }
 
-# Ways a module could ask which model path is in use; only harness/backends/ may.
+# Ways a module could ask which model path is in use; only harness/stack/backends/ may.
 BACKEND_QUESTIONS = re.compile(r"\b(plan\.loader|loader ==|backend\.name|isinstance\([^)]*Backend|"
                                r"import unsloth|from unsloth|FastLanguageModel|unsloth_checkpointing)\b")
 
@@ -62,6 +67,7 @@ def test_every_committed_cell_keeps_its_id(matrix):
         check(REPO / "results" / matrix / f"{cell_id}.json")  # the config inside hashes to the file's id
 
 
+@pytest.mark.slow
 def test_vramlab_check_passes_on_every_committed_result():
     folders = [str(REPO / "results" / m) for m in COMMITTED_IDS]
     done = subprocess.run([sys.executable, "-m", "harness", "check", *folders], capture_output=True, text=True)
@@ -86,6 +92,7 @@ def _corrupt(tmp_path, change) -> tuple[str, str]:
     return done.stderr, str(target)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("change", "field"), [
     (lambda d: d["metrics"].pop("peak_device_bytes") and None, "an ok cell needs metrics.peak_device_bytes"),
     (lambda d: d["metrics"].update(peak_device_bytes="ten"), "metrics.peak_device_bytes"),
@@ -115,6 +122,7 @@ def test_committed_json_schemas_are_those_of_the_model():
         assert (SCHEMA_DIR / name).read_text() == schema_text(model), f"run `vramlab schema` ({name})"
 
 
+@pytest.mark.slow
 def test_every_technique_declares_its_own_settings():
     owners = {name: s.owner for name, s in SETTINGS.items()}
     for technique in TECHNIQUES:
@@ -127,7 +135,7 @@ def test_every_technique_declares_its_own_settings():
 
 
 def test_list_cells_override_fixed(tmp_path):
-    from harness.matrix import expand_spec
+    from harness.spec.matrix import expand_spec
 
     cells = expand_spec("m", {"fixed": {"context": 64, "adapter": "rslora"}, "design": "list",
                               "cells": [{"name": "a"}, {"name": "b", "adapter": "lora"}]})
@@ -153,3 +161,207 @@ def test_a_matrix_file_name_cannot_name_a_folder_outside_results(tmp_path, name)
     path.write_text("axes: {adapter: [lora]}\n")
     with pytest.raises(MatrixError, match="must start with a letter or digit"):
         expand(str(path))
+
+
+# --- the layers -------------------------------------------------------------------------------------------------
+# harness/ is packages in layers, the bottom first (README, "The layout"): a module imports modules of its own
+# package or of a package below it, only at its top (never inside a function, where an import hides from a reader
+# and from this test), and no import cycle exists. `python -m tests.test_structure` prints the package graph read.
+LAYERS = ("core", "data", "stack", "tasks", "spec", "results", "estimate", "run", "process", "evaluation", "report",
+          "entry")
+# modules directly under harness/: the entry points, the package itself (its version), and flops.py, which stays
+# at the path every published methods.md cites for the FLOPs formula
+TOP_LEVEL = {"harness": "core", "harness.flops": "core", "harness.cli": "entry", "harness.__main__": "entry",
+             "harness.workflow": "entry"}
+# the training stack: imported inside the functions that use it, so that importing any harness module (a
+# warm-start spare importing ahead, `vramlab cells`) never loads it, nor what Unsloth must patch first
+HEAVY = ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "bitsandbytes", "liger_kernel",
+         "unsloth", "unsloth_zoo", "lm_eval", "triton", "flash_attn")
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    target: str  # a module of the package, or a third-party name's first part
+    line: int
+    nested: bool  # inside a function or a class
+    missing: bool = False  # a harness module that does not exist (resolved to the package above it)
+
+
+def read_imports(root: Path) -> tuple[dict[str, Path], list[Import]]:
+    """Every module under root/harness (dotted name -> file) and every import in them, resolved to the module it
+    loads: `from a.b import c` is a.b.c where that is a module, else a.b."""
+    modules: dict[str, Path] = {}
+    for path in sorted((root / "harness").rglob("*.py")):
+        name = ".".join(path.relative_to(root).with_suffix("").parts)
+        modules[name.removesuffix(".__init__")] = path
+
+    def resolve(name: str) -> str:
+        while name not in modules and "." in name:
+            name = name.rpartition(".")[0]
+        return name
+
+    found: list[Import] = []
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+        def visit(node: ast.AST, nested: bool, module: str = module, package: str = package) -> None:
+            for child in ast.iter_child_nodes(node):
+                inner = nested or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda)
+                names: list[str] = []
+                if isinstance(child, ast.Import):
+                    names = [alias.name for alias in child.names]
+                elif isinstance(child, ast.ImportFrom):
+                    base = child.module or ""
+                    if child.level:
+                        parts = package.split(".")[:len(package.split(".")) - child.level + 1]
+                        base = ".".join([*parts, *([base] if base else [])])
+                    names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                             for alias in child.names]
+                for name in dict.fromkeys(names):
+                    ours = name.split(".")[0] == "harness"
+                    target = resolve(name) if ours else name.split(".")[0]
+                    # `from a.b import c` asks for module a.b; `import a.b` too
+                    asked = base if isinstance(child, ast.ImportFrom) else name
+                    if target != module:
+                        found.append(Import(module, target, child.lineno, inner, ours and asked not in modules))
+                visit(child, inner)
+
+        visit(ast.parse(path.read_text(), str(path)), False)
+    return modules, found
+
+
+def layer_of(module: str) -> str | None:
+    if module in TOP_LEVEL:
+        return TOP_LEVEL[module]
+    package = module.split(".")[1] if module.count(".") >= 1 else None
+    return package if (package in LAYERS and module.count(".") >= 2) or module == f"harness.{package}" else None
+
+
+def problems(modules: dict[str, Path], imports: list[Import]) -> list[str]:
+    """Everything that breaks the layers, one line each (empty when the house stands as built)."""
+    found = [f"{m}: in no layer (a new package belongs in LAYERS, in its place)" for m in modules
+             if layer_of(m) is None]
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for imp in imports:
+        where = f"{imp.importer}:{imp.line}"
+        if imp.target == "tools":
+            found.append(f"{where}: imports tools/, which is not the runtime")
+        if imp.target in HEAVY and not imp.nested:
+            found.append(f"{where}: imports {imp.target} at import time; import it inside the function that needs it")
+        if imp.missing:
+            found.append(f"{where}: imports a harness module that does not exist (under {imp.target})")
+        if imp.target not in modules:
+            continue
+        graph[imp.importer].add(imp.target)
+        if imp.nested:
+            found.append(f"{where}: imports {imp.target} inside a function; import it at the top of the module")
+        low, high = layer_of(imp.target), layer_of(imp.importer)
+        if low in LAYERS and high in LAYERS and LAYERS.index(low) > LAYERS.index(high):
+            found.append(f"{where}: {high} imports {imp.target} from {low}, a layer above it")
+    found += [f"import cycle: {' -> '.join(cycle)}" for cycle in cycles(graph)]
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each as a sorted list."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def package_graph(imports: list[Import]) -> dict[str, dict[str, int]]:
+    """Layer -> the layers it imports from, with how many imports."""
+    graph: dict[str, dict[str, int]] = {layer: {} for layer in LAYERS}
+    for imp in imports:
+        high, low = layer_of(imp.importer), layer_of(imp.target)
+        if high and low and high != low:
+            graph[high][low] = graph[high].get(low, 0) + 1
+    return graph
+
+
+def test_the_harness_imports_downward_only_without_a_cycle():
+    modules, imports = read_imports(REPO)
+    assert "harness.spec.matrix" in modules and len(imports) > 300  # it read the tree
+    assert problems(modules, imports) == []
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in {"harness/__init__.py": "", "harness/core/__init__.py": "", "harness/report/__init__.py": "",
+                       **files}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"harness/core/a.py": "from harness.report.b import x\n", "harness/report/b.py": "x = 1\n"},
+     "harness.core.a:1: core imports harness.report.b from report, a layer above it"),
+    ({"harness/core/a.py": "def f():\n    from harness.core import b\n", "harness/core/b.py": ""},
+     "harness.core.a:2: imports harness.core.b inside a function"),
+    ({"harness/report/a.py": "from . import b\n", "harness/report/b.py": "import harness.report.a\n"},
+     "import cycle: harness.report.a -> harness.report.b"),
+    ({"harness/core/a.py": "import torch\n"}, "harness.core.a:1: imports torch at import time"),
+    ({"harness/gadgets/a.py": ""}, "harness.gadgets.a: in no layer"),
+    ({"harness/report/a.py": "from tools.corpora import common\n"}, "harness.report.a:1: imports tools/"),
+    ({"harness/report/a.py": "from harness.report.gone import x\n"}, "harness.report.a:1: imports a harness module"),
+])
+def test_the_check_fails_on_what_breaks_the_layers(tmp_path, files, expected):
+    found = problems(*read_imports(_tree(tmp_path, files)))
+    assert any(line.startswith(expected) for line in found), found
+
+
+def test_the_check_passes_a_downward_import_and_a_function_level_torch(tmp_path):
+    files = {"harness/report/a.py": "from harness.core.b import x\n\ndef f():\n    import torch\n",
+             "harness/core/b.py": "x = 1\n"}
+    assert problems(*read_imports(_tree(tmp_path, files))) == []
+
+
+@pytest.mark.slow
+def test_the_package_graph_is_printed():
+    done = subprocess.run([sys.executable, "-m", "tests.test_structure"], cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith("entry") and "report -> " in done.stdout
+
+
+def main() -> None:
+    """The package graph this test reads, the top layer first: each layer and the layers it imports from."""
+    modules, imports = read_imports(REPO)
+    graph = package_graph(imports)
+    for layer in reversed(LAYERS):
+        ranked = sorted(graph[layer].items(), key=lambda item: -LAYERS.index(item[0]))
+        below = ", ".join(f"{low} ({n})" for low, n in ranked)
+        count = sum(layer_of(m) == layer for m in modules)
+        print(f"{layer} -> {below or 'nothing'}    [{count} modules]")
+    for line in problems(modules, imports):
+        print(f"PROBLEM {line}")
+
+
+if __name__ == "__main__":
+    main()

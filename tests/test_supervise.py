@@ -1,7 +1,7 @@
 """The supervisor of a cell: a hang ends at the wall-clock limit as `timeout` with its phase, a hard death
 becomes an `error` result naming how, an interruption leaves nothing, and a normal cell is as before.
 
-Workers are made to hang or die through VRAMLAB_TEST_FAULT (harness/supervise.py), at a phase boundary of
+Workers are made to hang or die through VRAMLAB_TEST_FAULT (harness/process/supervisor.py), at a phase boundary of
 the real measuring process.
 """
 
@@ -20,8 +20,8 @@ import psutil
 import pytest
 
 from harness.cli import parser
-from harness.settings import defaults
-from harness.supervise import TIME_LIMIT_ENV, SupervisorError, end_group, time_limit
+from harness.process.supervisor import TIME_LIMIT_ENV, SupervisorError, end_group, time_limit
+from harness.spec.settings import defaults
 from tests.conftest import REPO, TINY, run_vramlab, write_matrix
 
 PLAIN = "{name: plain, context: 32}"
@@ -82,6 +82,7 @@ def terminated(proc: subprocess.Popen, timeout: float) -> tuple[int | None, str]
     return proc.returncode, rest
 
 
+@pytest.mark.slow
 def test_a_hanging_worker_is_ended_at_the_limit_with_its_whole_group(tmp_path, cache_dir):
     started = time.monotonic()
     done, result = supervised(tmp_path, cache_dir, "hang:start", limit=2)
@@ -96,6 +97,7 @@ def test_a_hanging_worker_is_ended_at_the_limit_with_its_whole_group(tmp_path, c
     assert gone(int(helper))  # the worker's own child, a stuck data loader's stand-in, went with it
 
 
+@pytest.mark.slow
 def test_a_worker_killed_by_sigkill_leaves_an_error_naming_the_signal(tmp_path, cache_dir):
     _, result = supervised(tmp_path, cache_dir, "sigkill:load", stale=True)
     assert result["status"] == "error"
@@ -105,6 +107,7 @@ def test_a_worker_killed_by_sigkill_leaves_an_error_naming_the_signal(tmp_path, 
     assert result["records"]["supervisor"]["time_limit_seconds"] == 1800 + 30 * (1 + 2) * 2
 
 
+@pytest.mark.slow
 def test_an_error_inside_the_error_handling_leaves_an_error_result(tmp_path, cache_dir):
     _, result = supervised(tmp_path, cache_dir, "raise-in-handler:load")
     assert result["status"] == "error"
@@ -113,6 +116,7 @@ def test_an_error_inside_the_error_handling_leaves_an_error_result(tmp_path, cac
     assert "During handling of the above exception" in result["traceback"]
 
 
+@pytest.mark.slow
 def test_sigterm_to_the_supervisor_ends_the_worker_and_leaves_no_result(tmp_path, cache_dir):
     matrix, cell_id = cell_of(tmp_path, cache_dir)
     proc = subprocess.Popen([sys.executable, "-m", "harness", "run-cell", "--matrix", str(matrix), "--cell", cell_id],
@@ -130,6 +134,7 @@ def test_sigterm_to_the_supervisor_ends_the_worker_and_leaves_no_result(tmp_path
     assert gone(worker.pid) and gone(int(found.group(2)))
 
 
+@pytest.mark.slow
 def test_a_result_the_worker_wrote_stands(tmp_path, cache_dir):
     # a declared conflict: the worker writes `skipped` without loading a model
     _, result = supervised(tmp_path, cache_dir, None, limit=120, cell="{name: both, kernels: liger+unsloth}")

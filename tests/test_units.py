@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness import data
-from harness.budget import Budget
-from harness.lm_head_loss import TorchChunkedLogProb, ensure_lm_head_loss
-from harness.techniques.vocabulary import choose_kept
-from harness.token_map import byte_level_symbols
-from harness.trackers import summarize_steps
+from harness.core.budget import Budget
+from harness.data import training as data
+from harness.run.lm_head_loss import TorchChunkedLogProb, ensure_lm_head_loss
+from harness.run.trackers import summarize_steps
+from harness.stack.techniques.vocabulary import choose_kept
+from harness.stack.token_map import byte_level_symbols
 
 
 def test_zipf_data_is_deterministic_full_and_skewed():
@@ -49,6 +49,7 @@ def test_byte_level_alphabet_is_the_256_bytes():
     assert len(set(symbols)) == 256 and symbols[ord("A")] == "A" and symbols[ord(" ")] == "Ġ"  # Ġ: the space byte
 
 
+@pytest.mark.slow
 def test_cpu_loss_port_matches_full_logits():
     torch.manual_seed(0)
     hidden = torch.randn(2500, 32, requires_grad=True)
@@ -81,13 +82,14 @@ def test_budget_judges_the_whole_process_peak():
     assert "16.50 GiB, over the 16.00 GiB budget" in budget.judge(int(16.5 * 2**30))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level", ["on", "offload"])
 def test_checkpointing_gives_the_gradients_of_plain_backprop(level):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    from harness.backends.huggingface import HuggingFaceBackend
-    from harness.presets import PRESETS
+    from harness.stack.backends.huggingface import HuggingFaceBackend
+    from harness.stack.models.presets import PRESETS
 
     def lora_grads(checkpointing: str) -> dict[str, torch.Tensor]:
         torch.manual_seed(0)
@@ -111,7 +113,7 @@ def test_slicing_the_vocabulary_keeps_the_modules_and_the_hooks_a_library_put_on
     # the module (and so its hooks) and slice each matrix where it is
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from harness.techniques.vocabulary import Vocabulary
+    from harness.stack.techniques.vocabulary import Vocabulary
 
     model = LlamaForCausalLM(LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
                                          num_attention_heads=2, num_key_value_heads=2))
@@ -128,6 +130,7 @@ def test_slicing_the_vocabulary_keeps_the_modules_and_the_hooks_a_library_put_on
     assert seen == [(1, 3, 16)] and logits.shape == (1, 3, 3)
 
 
+@pytest.mark.slow
 def test_the_record_names_unsloths_kernel_where_unsloth_put_it_in_trls_slot(monkeypatch):
     from trl.trainer import utils as trl_utils
 

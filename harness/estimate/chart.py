@@ -11,9 +11,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from harness.budget import budget_bytes
-from harness.cells import Cell
+from harness.core.atomic_files import atomic_path
+from harness.core.budget import budget_bytes
 from harness.estimate import Estimate
+from harness.spec.cells import Cell
 
 GIB = 2**30
 # bars longer than this many budgets are cut there, so that a cell far over the budget leaves the others legible
@@ -55,6 +56,7 @@ def components_chart(estimated: list[tuple[Cell, Estimate]], results_dir: Path, 
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
     return out

@@ -1,26 +1,13 @@
 """Predicted whole-process device memory of a cell, by component, from its settings and its model's shapes.
-
-No GPU and no weights: shapes come from harness/model_info.py. The peak a cell is judged on is the
-whole process's device memory (harness/budget.py), and it is made up as
-
-    device peak = outside the allocator   CUDA context and libraries' kernels (harness/estimate/outside.py)
-                + fragmentation           reserved by the caching allocator but not allocated at the peak
-                + allocated at the peak   = what lives through training (weights, adapter, optimizer state,
-                                            cuBLAS workspaces) + the tensors of the peak moment
-
-The peak moment is the larger of two: the backward pass through one decoder layer (its activations,
-recomputed where checkpointing is on, and its gradients in flight), or the backward pass through the LM
-head and loss. Activations are listed tensor by tensor for each model path, per token, as the code of
-that path keeps them for backward, in harness/estimate/activations.py; what the allocator and cuBLAS add
-is in harness/estimate/allocator.py. This module holds the weights, adapter and optimizer, and the sum.
-"""
+Why it is so: docs/estimate.md."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.budget import budget_bytes, budget_card
+from harness.core.budget import budget_bytes, budget_card
+from harness.core.paged_optimizer_state import PAGED_MIN_ELEMENTS
 from harness.estimate.activations import (
     BF16,
     FP32,
@@ -36,8 +23,7 @@ from harness.estimate.activations import (
 from harness.estimate.allocator import CUBLAS_HANDLES, CUBLAS_WORKSPACE, packing_loss
 from harness.estimate.outside import UNSLOTH_PINNED_AT_LOAD_MIB, attention_kernel, outside_bytes
 from harness.estimate.unsloth_plan import embedding_leaves_device
-from harness.model_info import ModelFacts
-from harness.paged_optimizer_state import PAGED_MIN_ELEMENTS
+from harness.stack.models.facts import ModelFacts
 
 GIB = 2**30
 MIB = 2**20
@@ -129,7 +115,7 @@ def adapter_parameters(m: ModelFacts, settings: dict[str, Any]) -> int:
 
 
 # bitsandbytes pages a state only when its parameter has at least PAGED_MIN_ELEMENTS elements; a smaller one's
-# state is an ordinary device tensor, as are every block absmax (harness/paged_optimizer_state.py)
+# state is an ordinary device tensor, as are every block absmax (harness/core/paged_optimizer_state.py)
 
 
 def optimizer_device_bytes(tensors: list[int], optimizer: str) -> tuple[float, str]:
@@ -186,7 +172,7 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     est.add("decoder weights", linear + norms, f"{m.layers} layers of linear weights in {what}, norms in bf16")
     rows = vocabulary_rows(m, settings)
     params = adapter_parameters(m, settings)
-    # the budget caps the allocator at the budget less what lives outside it (harness/budget.py)
+    # the budget caps the allocator at the budget less what lives outside it (harness/core/budget.py)
     cap = budget_bytes(settings["budget"]) - context
     moved = embedding_leaves_device(settings, m, cap, int(linear + norms + embedding_bytes(m, settings)), params,
                                     rows)

@@ -1,23 +1,5 @@
 """Device memory outside PyTorch's allocator: the CUDA context and the kernels libraries load.
-
-Nothing in a model's shapes tells this: it is a property of the GPU, the driver, CUDA and the libraries
-that run. So it is measured, and the numbers below are the measurements of the committed results, each
-cell's whole-process device peak minus its allocator's reserved peak (the same difference the budget
-keeps up to date while a cell runs, harness/budget.py). `derive` recomputes them from result files, and
-a test checks that the constants below are what the committed results give, so they cannot drift from
-the data silently.
-
-What the committed cells show (NVIDIA H200, driver 580, CUDA 13.0, torch 2.11):
-- at the end of loading, before training, every cell holds the same amount outside the allocator, tiny
-  or 8B, whatever its settings: the CUDA context with torch's own kernels;
-- training adds what loads lazily, by the attention kernel that ran (cuDNN's library is the largest,
-  SDPA's flash kernel less, eager attention the least), and Unsloth's compiled kernels on top where its
-  fused 4-bit LoRA kernels run (an NF4 cell on the Unsloth path).
-One host figure is measured the same way: Unsloth pins a buffer of host memory while it loads (the load
-phase of every Unsloth cell peaks at the same pinned size; Hugging Face cells pin nothing then).
-Another GPU or CUDA version has another context size: these numbers are the H200's, and are only what
-this estimate can know until cells measured on another card are committed.
-"""
+Why it is so: docs/estimate.md."""
 
 from __future__ import annotations
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.budget import budget_bytes
-from harness.cells import Cell
+from harness.core.budget import budget_bytes
 from harness.estimate import Estimate, ShapesUnknown, estimate_cell
+from harness.spec.cells import Cell
 
 GIB = 2**30
 

@@ -1,25 +1,12 @@
 """Unsloth's own memory plan: with offload_embedding left at its default ('auto'), Unsloth moves the input
-embedding to host memory when the device lacks what it reserves for a training step.
-
-unsloth/models/_utils.py (offload_embedding_if_tight) asks twice, after the load and again when the adapters
-are attached, whether the memory this process can still allocate (free within the per-process cap, which
-is how a budget is emulated, less what is allocated) covers unsloth_zoo/block_swap.py's step reserve:
-
-    reserve = (tokens x hidden x 48 + min(tokens, 2048) x vocabulary x 4 + trainable x 16) x (1 + 1/16) + 256 MiB
-
-(activations at 48 bytes per token and hidden unit, fp32 logits of 2,048 rows, and at the second check the
-trainable parameters with their gradients and two fp32 Adam moments). If not, the embedding leaves the
-device, and only the LM head stays. For Qwen3-8B under 16 GiB that happens from about 37k tokens: the
-committed probes hold 2,375 MiB of embedding and LM head at 32,768 tokens and 1,188 MiB at 40,960
-(`run-cell --memory-history`). A tied model keeps its one matrix, since the LM head needs it.
-"""
+embedding to host memory when the device lacks what it reserves for a training step. Why it is so: docs/estimate.md."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from harness.estimate.activations import FP32
-from harness.model_info import ModelFacts
+from harness.stack.models.facts import ModelFacts
 
 MIB = 2**20
 ACTIVATION_BYTES_PER_TOKEN_HIDDEN = 48

@@ -8,14 +8,28 @@ sequences are looked for in the decoded text, not in raw ids, which would belong
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from lm_eval.models.huggingface import HFLM
-
-from harness.token_map import TokenMap
+from harness.stack.token_map import TokenMap
 
 
-class CellLM(HFLM):
+def cell_lm(model: Any, tokenizer: Any, max_length: int, batch_size: int = 1,
+            token_map: TokenMap | None = None) -> Any:
+    """lm-eval's HFLM with CellLM's methods; lm-eval, which imports torch and transformers, is imported here."""
+    return _with_hflm()(model, tokenizer, max_length, batch_size=batch_size, token_map=token_map)
+
+
+@functools.cache
+def _with_hflm() -> type:
+    from lm_eval.models.huggingface import HFLM
+
+    return type("CellLM", (CellLM, HFLM), {})
+
+
+class CellLM:
+    """The methods; mixed with lm-eval's HFLM by `cell_lm`, so that super() below is HFLM."""
+
     def __init__(self, model: Any, tokenizer: Any, max_length: int, batch_size: int = 1,
                  token_map: TokenMap | None = None) -> None:
         self.token_map = token_map

@@ -23,11 +23,23 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from harness import environment, results
-from harness.evaluation.plan import EvaluationPlan, evaluation_plan
+from harness import results
+from harness.core import environment
+from harness.core.runtime import Runtime
+from harness.core.suggest import did_you_mean
+from harness.data.workload import DoesNotFit
+from harness.evaluation.lm import cell_lm
 from harness.evaluation.spread import items_from, scores_from
-from harness.matrix import find_cell
 from harness.results import EvaluationResult, EvaluationStatus, Score, Status
+from harness.results.existing import review_evaluation
+from harness.spec.matrix import evaluation_plan, find_cell
+from harness.stack.backends.huggingface import HuggingFaceBackend
+from harness.stack.contract import LoadRequest, Plan
+from harness.stack.models import sources
+from harness.stack.techniques.vocabulary import Vocabulary
+from harness.stack.token_map import TokenMap
+from harness.tasks.catalog import PROJECT_TASKS, TaskContext, write_records
+from harness.tasks.plan import EvaluationPlan
 
 log = logging.getLogger("vramlab")
 ItemFields = tuple[tuple[str, ...], tuple[str, ...]]
@@ -45,7 +57,6 @@ def _write(result: EvaluationResult, results_dir: Path, adapter_sha256: str | No
     another `ok` one, never by what a machine that cannot evaluate the cell (no adapter here, no GPU, no task
     data offline) or a failing run records. A damaged file is set aside first, as a damaged cell result is."""
     path = results.evaluation_path(results_dir, result.matrix, result.cell_id, result.task)
-    from harness.results.existing import review_evaluation
 
     redo = review_evaluation(path, result.cell_id, result.task)
     if redo is not None:
@@ -112,8 +123,6 @@ def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str]
 def _parameters(task: str, settings: dict[str, Any], plan: EvaluationPlan) -> dict[str, Any] | None:
     """A project task's parameters (what its data depends on), known without loading the model; None for an
     lm-eval task, whose data lm-eval owns."""
-    from harness.evaluation.tasks import PROJECT_TASKS, TaskContext
-
     definition = PROJECT_TASKS.get(task)
     return definition.parameters(TaskContext(settings, None, plan)) if definition else None
 
@@ -144,10 +153,8 @@ class Session:
         from lm_eval import __version__ as lm_eval_version
 
         self.lm_eval_version = lm_eval_version
-        from harness.evaluation.lm import CellLM
-
-        self.lm = CellLM(self.model, self.tokenizer, max_length=self.settings["context"],
-                         batch_size=plan.batch_size, token_map=self.token_map)
+        self.lm = cell_lm(self.model, self.tokenizer, max_length=self.settings["context"],
+                          batch_size=plan.batch_size, token_map=self.token_map)
 
     def __enter__(self) -> Session:
         return self
@@ -156,14 +163,10 @@ class Session:
         self.scratch.cleanup()
 
     def evaluate(self, task: str) -> EvaluationResult:
-        from harness.evaluation.tasks import PROJECT_TASKS
-
         started = time.perf_counter()
         try:
             outcome = self._project_task(task) if task in PROJECT_TASKS else self._lm_eval_task(task)
         except Exception as err:
-            from harness.workload import DoesNotFit
-
             if isinstance(err, DoesNotFit):
                 return _result(self.cell, task, EvaluationStatus.skipped, f"does not fit: {err}")
             return _result(self.cell, task, EvaluationStatus.error, f"{type(err).__name__}: {err}"[:500],
@@ -227,8 +230,6 @@ class Session:
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def _project_task(self, task: str) -> Any:
-        from harness.evaluation.tasks import PROJECT_TASKS, TaskContext, write_records
-
         definition = PROJECT_TASKS[task]
         ctx = TaskContext(self.settings, self.tokenizer, self.plan)
         records = definition.records(ctx)
@@ -261,10 +262,7 @@ class Session:
 
         manager = TaskManager()
         if task not in manager.all_tasks:
-            import difflib
-
-            close = difflib.get_close_matches(task, manager.all_tasks, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(task, manager.all_tasks)
             return _result(self.cell, task, EvaluationStatus.skipped,
                            f"no vramlab task and no installed lm-eval task is named {task!r}{hint}")
         try:
@@ -287,14 +285,6 @@ def _is_missing_data(err: BaseException) -> bool:
 
 def _load(trained: Any, results_dir: Path) -> tuple[Any, Any, Any, Any]:
     """The base model as the cell trained it, its tokenizer, the cell's vocabulary map, with the adapter."""
-    from harness import models
-    from harness.backends import LoadRequest
-    from harness.backends.huggingface import HuggingFaceBackend
-    from harness.runtime import Runtime
-    from harness.techniques.base import Plan
-    from harness.techniques.vocabulary import Vocabulary
-    from harness.token_map import TokenMap
-
     settings = trained.config
     runtime = Runtime.resolve(settings)
     backend = HuggingFaceBackend()
@@ -303,7 +293,7 @@ def _load(trained: Any, results_dir: Path) -> tuple[Any, Any, Any, Any]:
     plan = Plan(settings=settings, runtime=runtime, backend=backend,
                 load=LoadRequest(quantization=settings["quantization"], attention=attention,
                                  max_seq_length=settings["context"]))
-    resolved = models.resolve_outside(settings["model"], seed=settings["seed"])
+    resolved = sources.resolve_outside(settings["model"], seed=settings["seed"])
     model, tokenizer = backend.load(resolved.path, plan)
     folder = results.adapter_folder(results_dir, trained.matrix, trained.cell_id)
     token_map = None

@@ -9,13 +9,14 @@ from harness.results.model import (
     Metrics,
     Score,
     Status,
+    new_result,
+    now,
 )
 from harness.results.store import (
     ResultFileError,
     adapter_folder,
     check,
     evaluation_path,
-    now,
     read,
     read_evaluation,
     result_path,
@@ -24,5 +25,5 @@ from harness.results.store import (
 )
 
 __all__ = ["CELL_SCHEMA_VERSION", "STEP_COLUMNS", "CellResult", "EvaluationResult", "EvaluationStatus", "Metrics",
-           "ResultFileError", "Score", "Status", "adapter_folder", "check", "evaluation_path", "now", "read",
-           "read_evaluation", "result_path", "set_aside", "write_atomic"]
+           "ResultFileError", "Score", "Status", "adapter_folder", "check", "evaluation_path", "new_result", "now",
+           "read", "read_evaluation", "result_path", "set_aside", "write_atomic"]

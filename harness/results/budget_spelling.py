@@ -1,7 +1,7 @@
 """Results made before budgets had one spelling: `vramlab migrate` moves them to the id their budget has now.
 
 A cell id is a hash of the settings as written in the cell, and until budgets were made canonical
-(harness/budget.py, `canonical_budget`) '16384MiB' and '16GiB' were two cells. A result file of the first
+(harness/core/budget.py, `canonical_budget`) '16384MiB' and '16GiB' were two cells. A result file of the first
 spelling still validates (its id is the hash of its own config), but the matrix now looks for the second id,
 so the measurement would be made again. Rewriting it under the canonical spelling, with its new id and file
 name, and moving its evaluations along, keeps it. Every measurement is carried over as it was; a file whose
@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.budget import canonical_budget, canonical_host_budget
-from harness.cells import cell_id_of
-from harness.settings import defaults
+from harness.core.budget import canonical_budget, canonical_host_budget
+from harness.results.store import _load_json, parse, write_atomic
+from harness.spec.cells import cell_id_of
+from harness.spec.settings import defaults
 
 _CANONICAL = {"budget": canonical_budget, "host_budget": canonical_host_budget}
 
@@ -51,8 +52,6 @@ def respelled_config(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, 
 def respell(path: Path) -> Respelled | None:
     """Move one cell result (and its evaluations) to the id of its canonical budget; None where it already has
     it, or the file is no cell result."""
-    from harness.results.store import _load_json, parse, write_atomic
-
     data = _load_json(path)
     if not isinstance(data, dict) or data.get("kind") == "evaluation" or not isinstance(data.get("config"), dict):
         return None
@@ -71,8 +70,6 @@ def respell(path: Path) -> Respelled | None:
 
 
 def _move_evaluations(folder: Path, old_id: str, new_id: str) -> None:
-    from harness.results.store import _load_json, parse, write_atomic
-
     source, target = folder / old_id, folder / new_id
     if not source.is_dir() or target.exists():
         return

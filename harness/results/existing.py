@@ -4,6 +4,9 @@ could replace it (the Snakefile's plan, `vramlab run-cell`, the evaluate stage).
 A file that holds a valid result of its own cell (or cell and task) is kept: it is the measurement, committed
 ones being the published reference. It is redone only where it cannot stand:
 
+A result written by a newer vramlab (a schema_version above this one's) is neither: it is kept, and every command
+refuses it with NewerSchemaError, asking for an upgrade.
+
 - damaged: not a valid result, or the result of another cell or task (set aside in damaged/, never deleted);
 - an `error` whose input has changed since: the error came from the user's data (`chat:`/`text:`) as it was
   then, and the data's digest recorded in the result no longer matches the data that is there now (set aside in
@@ -18,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.data.training import input_digest
 from harness.results.model import CellResult, EvaluationResult, Status
-from harness.results.store import ResultFileError, check, set_aside
+from harness.results.store import NewerSchemaError, ResultFileError, check, set_aside
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,8 @@ def review_cell(path: Path, cell_id: str, settings: dict[str, Any] | None = None
         return None
     try:
         result = check(path)
+    except NewerSchemaError:
+        raise  # a newer vramlab's result stands: refused here, never set aside
     except ResultFileError as err:
         return Redo(path, str(err))
     if not isinstance(result, CellResult) or result.cell_id != cell_id:
@@ -58,6 +64,8 @@ def review_evaluation(path: Path, cell_id: str, task: str) -> Redo | None:
         return None
     try:
         result = check(path)
+    except NewerSchemaError:
+        raise  # a newer vramlab's result stands: refused here, never set aside
     except ResultFileError as err:
         return Redo(path, str(err))
     if not isinstance(result, EvaluationResult) or result.cell_id != cell_id or result.task != task:
@@ -67,10 +75,16 @@ def review_evaluation(path: Path, cell_id: str, task: str) -> Redo | None:
 
 def recorded_input(settings: dict[str, Any]) -> dict[str, str]:
     """What a result records of the input it was measured on: the user's data's digest, where it has any."""
-    from harness.data import input_digest
-
     digest = input_digest(settings)
     return {"data_sha256": digest} if digest else {}
+
+
+def record_input(result: CellResult) -> None:
+    """The digest of the user's data the cell read, so that an error it caused is redone once the data is fixed
+    (harness/results/existing.py)."""
+    found = recorded_input(result.config)
+    if found:
+        result.records.setdefault("input", found)
 
 
 def _input_changed(path: Path, result: CellResult, settings: dict[str, Any]) -> Redo | None:

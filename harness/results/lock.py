@@ -17,7 +17,8 @@ import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from harness.results.store import file_mode, now
+from harness.core.atomic_files import file_mode
+from harness.results.model import now
 
 LOCKS = ".locks"
 

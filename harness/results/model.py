@@ -3,12 +3,13 @@ the validation and the columns of the tables.
 
 Everything a report shows is read from files that validate against these models. Units are raw: bytes,
 seconds, tokens. A field's `unit` and, for table columns, `column` metadata live beside its type, so the
-aggregate (harness/aggregate.py) and the report (harness/report.py) take their columns from here.
+aggregate (harness/report/aggregate.py) and the report (harness/report/build.py) take their columns from here.
 `harness/results/schema/*.json` are the JSON Schemas generated from these models (`vramlab schema`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 from enum import StrEnum
@@ -16,9 +17,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from harness.spec.cells import Cell, cell_id_of
+from harness.spec.settings import SETTINGS, defaults
+
 CELL_SCHEMA_VERSION = 2
 EVALUATION_SCHEMA_VERSION = 1
 GIB = 2**30
+
+
+def now() -> str:
+    """A result's time stamps (started_at, finished_at): UTC, to the second."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 class Status(StrEnum):
@@ -142,7 +151,7 @@ class Metrics(Strict):
 
 
 class CardEmulationRecord(Strict):
-    """Whether torch.cuda answered as the emulated card while the cell ran (harness/card_emulation.py)."""
+    """Whether torch.cuda answered as the emulated card while the cell ran (harness/core/card_emulation.py)."""
 
     on: bool
     why_not: str | None = None
@@ -170,7 +179,7 @@ class BudgetRecord(Strict):
 
 
 class DeviceLeaseRecord(Strict):
-    """The device the cell was given, out of the machine's (harness/device_lease.py)."""
+    """The device the cell was given, out of the machine's (harness/process/device_lease.py)."""
 
     device: str = Field(description="the CUDA_VISIBLE_DEVICES entry the cell ran under: an index or a UUID")
     index: Annotated[int, Field(ge=0)] | None = Field(None, description="the device's index as nvidia-smi gives it")
@@ -219,7 +228,7 @@ class ModelSource(Strict):
     seed: int | None = None
     package: str | None = None
     package_version: str | None = None
-    # package parts: the model's name (harness/model_parts.py), and each part package in order with its
+    # package parts: the model's name (harness/stack/models/parts.py), and each part package in order with its
     # installed version, or "cache" where the assembled GGUF file was found in the cache
     model: str | None = None
     parts: dict[str, str | None] | None = None
@@ -277,9 +286,6 @@ class CellResult(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> CellResult:
-        from harness.cells import cell_id_of
-        from harness.settings import defaults
-
         expected = cell_id_of({**defaults(), **self.config})
         if expected != self.cell_id:
             raise ValueError(f"config does not match cell_id {self.cell_id} (its settings hash to {expected})")
@@ -298,8 +304,6 @@ class CellResult(Strict):
 
     def row(self, order: int) -> dict[str, Any]:
         """This cell as one row of cells.csv: settings, scalar metrics, and what the records tell."""
-        from harness.settings import SETTINGS
-
         records = self.records
         row: dict[str, Any] = {"order": order, "cell_id": self.cell_id, "name": self.name,
                                "status": self.status.value, "reason": self.reason}
@@ -338,6 +342,12 @@ class CellResult(Strict):
                 for i in range(max(len(seconds), len(losses)))]
 
 
+def new_result(cell: Cell, status: Status, reason: str | None = None, **fields: Any) -> CellResult:
+    """A cell's result as every writer starts it: its id, name, matrix, settings and the time it started."""
+    return CellResult(cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, status=status, reason=reason,
+                      config=cell.settings, varied=cell.varied, started_at=now(), **fields)
+
+
 STEP_COLUMNS = ["cell_id", "name", "step", "seconds", "loss", "warmup"]
 
 
@@ -373,7 +383,7 @@ class EvaluationResult(Strict):
     scores: list[Score] = Field(default_factory=list, description="the trained cell (base model + adapter)")
     baseline: list[Score] | None = Field(None, description="the same base model untrained (adapter disabled)")
     items: list[dict[str, Any]] | None = Field(None, description="each item's outcome with the trained cell, for "
-                                                "the tasks that record items (harness.evaluation.tasks.ITEM_FIELDS)")
+                                                "the tasks that record items (harness.tasks.catalog.ITEM_FIELDS)")
     baseline_items: list[dict[str, Any]] | None = Field(None, description="the same items untrained")
     adapter_sha256: str | None = None
     limit: int | None = Field(None, description="documents per task when capped; scores are then partial")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness.core.atomic_files import write_text_atomic
 from harness.results.model import CellResult, EvaluationResult
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
@@ -21,6 +22,6 @@ def write_schemas(folder: Path | None = None) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, model in MODELS.items():
-        (folder / name).write_text(schema_text(model))
+        write_text_atomic(folder / name, schema_text(model))
         written.append(folder / name)
     return written

@@ -13,21 +13,29 @@ import math
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from harness.results.model import CELL_SCHEMA_VERSION, CellResult, EvaluationResult
+from harness.core.atomic_files import atomic_path
+from harness.core.errors import UsageError
+from harness.results.model import CELL_SCHEMA_VERSION, EVALUATION_SCHEMA_VERSION, CellResult, EvaluationResult
 
 
-class ResultFileError(ValueError):
+class ResultFileError(UsageError):
     """A result file that cannot be used; the message names the file and the field."""
 
 
-def now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+class NewerSchemaError(ResultFileError):
+    """A result file written by a newer vramlab: valid there, so it is kept (never set aside as damaged, never
+    measured again) and refused here until vramlab is upgraded."""
+
+
+def _refuse_newer(path: Path, version: Any, known: int) -> None:
+    if isinstance(version, int) and not isinstance(version, bool) and version > known:
+        raise NewerSchemaError(f"{path}: schema_version: written by a newer vramlab (schema {version}; this one reads "
+                               f"up to {known}): upgrade vramlab to use it; the file is kept as it is")
 
 
 def result_path(results_dir: Path, matrix: str, cell_id: str) -> Path:
@@ -53,26 +61,6 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _umask() -> int:
-    """This process's umask, read without changing it where Linux tells it (os.umask can only be read by
-    setting it, which races with other threads creating files)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def file_mode() -> int:
-    """The permissions a new file gets from open() here (0o644 under the usual umask 022), so a result file in a
-    shared results folder is as readable as the folder's other files; tempfile.mkstemp alone would give 0o600."""
-    return 0o666 & ~_umask()
-
-
 _FRAME = re.compile(r'File "(/[^"]+)"')
 
 
@@ -96,19 +84,9 @@ def write_atomic(path: Path, result: BaseModel) -> None:
     if isinstance(payload.get("traceback"), str):
         payload["traceback"] = portable_traceback(payload["traceback"])
     type(result).model_validate(payload)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, file_mode())
-        with os.fdopen(fd, "w") as handle:
-            json.dump(payload, handle, indent=2, allow_nan=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as handle:
+        json.dump(payload, handle, indent=2, allow_nan=False)
+        handle.write("\n")
 
 
 def _reject_constant(token: str) -> Any:
@@ -168,10 +146,12 @@ def parse(path: Path, data: Any) -> CellResult | EvaluationResult:
     if not isinstance(data, dict):
         raise ResultFileError(f"{path}: a result file holds one JSON object, not a {type(data).__name__}")
     model: type[CellResult] | type[EvaluationResult]
+    version = data.get("schema_version")
     if data.get("kind") == "evaluation":
+        _refuse_newer(path, version, EVALUATION_SCHEMA_VERSION)
         model = EvaluationResult
     else:
-        version = data.get("schema_version")
+        _refuse_newer(path, version, CELL_SCHEMA_VERSION)
         if version in MIGRATIONS:
             data = MIGRATIONS[version](data)
         elif version != CELL_SCHEMA_VERSION:
@@ -206,6 +186,10 @@ def check(path: Path) -> CellResult | EvaluationResult:
         raise ResultFileError(f"{path}: cell_id/task: the file of this result would be named {expected}")
     if isinstance(result, EvaluationResult) and path.parent.name != result.cell_id:
         raise ResultFileError(f"{path}: cell_id: {result.cell_id} does not match its folder {path.parent.name}")
+    # a matrix's results folder (it holds the owner file .matrix) holds that matrix's results only
+    if isinstance(result, CellResult) and (path.parent / ".matrix").is_file() and result.matrix != path.parent.name:
+        raise ResultFileError(f"{path}: matrix: a result of {result.matrix!r} in the results folder of "
+                              f"{path.parent.name!r}; move it to {path.parent.parent / result.matrix}/")
     return result
 
 
@@ -218,12 +202,21 @@ def set_aside(path: Path, folder: str = "damaged") -> Path:
     return target
 
 
-def migrate_files(paths: list[Path]) -> list[Path]:
-    """Rewrite cell results of an older schema in the current one; measurements are carried over as they are."""
-    migrated = []
+def migrate_files(paths: list[Path]) -> list[tuple[Path, str, bool]]:
+    """Rewrite cell results of an older schema in the current one; measurements are carried over as they are.
+    Each file with what became of it and whether that is fine: migrated, already current, or why it cannot be
+    (not a result, damaged, a newer schema): a file given is never skipped without a word."""
+    outcomes = []
     for path in paths:
-        data = _load_json(path)
+        try:
+            data = _load_json(path)
+            result = parse(path, data)
+        except ResultFileError as err:
+            outcomes.append((path, f"not migrated: {err}", False))
+            continue
         if isinstance(data, dict) and data.get("kind") != "evaluation" and data.get("schema_version") in MIGRATIONS:
-            write_atomic(path, parse(path, data))
-            migrated.append(path)
-    return migrated
+            write_atomic(path, result)
+            outcomes.append((path, f"migrated {path}", True))
+        else:
+            outcomes.append((path, f"{path}: already in the current schema, left as it is", True))
+    return outcomes

@@ -1,0 +1,80 @@
+"""The console is for people; the log file is for everything. A command given a log file sends its own
+stdout and stderr there at the descriptor level, so that what libraries print (the trainer's bars and loss
+dictionaries, lm-eval's request bars, tokenizer and profiler messages) and what child processes print land
+in the file, and keeps a stream to the real console for the few lines meant for the person watching.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from harness.core.environment_variables import check_all
+from harness.core.errors import UsageError, one_line
+from harness.core.log_file import log_file_problem
+from harness.core.path_problems import explain_os_error
+
+FORMAT = "[vramlab %(asctime)s] %(message)s"
+CONSOLE: TextIO | None = None  # the console, once send_to_log has taken stdout and stderr
+
+
+def start_logging() -> None:
+    """The vramlab logger's lines on stderr, as every command and process of the harness writes them."""
+    logging.basicConfig(level=logging.INFO, format=FORMAT, datefmt="%H:%M:%S")
+
+
+def send_to_log(path: Path) -> TextIO:
+    """Redirect this process's stdout and stderr (and so its children's) to `path`; return the console.
+
+    The vramlab logger keeps writing every message to the file and writes warnings to the console too. A path
+    that is no log file (harness/core/log_file.py) is refused before anything is opened."""
+    global CONSOLE
+    problem = log_file_problem(path)
+    if problem:
+        raise UsageError(problem)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    console = os.fdopen(os.dup(2), "w", buffering=1)
+    log_fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
+    loud = logging.StreamHandler(console)
+    loud.setLevel(logging.WARNING)
+    loud.setFormatter(logging.Formatter(FORMAT, datefmt="%H:%M:%S"))
+    logging.getLogger("vramlab").addHandler(loud)
+    CONSOLE = console
+    return console
+
+
+def console_stream() -> TextIO:
+    """Where a line for the person goes: the real console, also once stdout and stderr go to a log file."""
+    return CONSOLE or sys.stderr
+
+
+def refuse(message: str, code: int = 2) -> int:
+    """The error on the console, also when stdout and stderr were sent to a log file (and then in the log too)."""
+    print(f"vramlab: {message}", file=console_stream())
+    if console_stream() is not sys.stderr:
+        print(f"vramlab: {message}", file=sys.stderr)
+    return code
+
+
+def run_command(command: Callable[[], int]) -> int:
+    """A command's exit status: its own, or one line for the person and 2 for a UsageError or a path that cannot be
+    used, 130 for Ctrl-C. Every VRAMLAB_* variable is checked first (harness/core/environment_variables.py)."""
+    try:
+        check_all()
+        return command()
+    except UsageError as err:
+        return refuse(one_line(err))
+    except OSError as err:  # a path given to a command that cannot be read or written (a file for a folder, ...)
+        return refuse(one_line(explain_os_error(err)))
+    except KeyboardInterrupt:
+        # every file is written whole or not at all (harness/core/atomic_files.py): nothing is left half-written
+        return refuse("interrupted; nothing was left half-written", code=130)

@@ -1,0 +1,102 @@
+"""The VRAMLAB_* environment variables a person sets, each read and checked here: a value that cannot be used is
+one line naming the variable and the fix (never a traceback, never silently the default, never a cache or a
+matrix folder relative to wherever a command happens to run). `vramlab` checks them all before any command."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.core.errors import UsageError
+
+MAX_CELLS = "VRAMLAB_MAX_CELLS"
+CACHE = "VRAMLAB_CACHE"
+ABLATIONS = "VRAMLAB_ABLATIONS"
+SPARE_IDLE = "VRAMLAB_SPARE_IDLE"
+DEVICE_SLOTS = "VRAMLAB_DEVICE_SLOTS"
+LEASES = "VRAMLAB_LEASES"
+MAX_CELLS_DEFAULT = 5000  # a typo in an axis must not eat the memory
+SPARE_IDLE_DEFAULT = 120.0
+
+
+def positive_int(name: str, default: int) -> int:
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UsageError(f"{name}={text[:40]!r}: give a whole number of 1 or more (unset it for {default:,})")
+    return value
+
+
+def positive_seconds(name: str, default: float) -> float:
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise UsageError(f"{name}={text[:40]!r}: give a positive number of seconds (unset it for {default:g})")
+    return value
+
+
+def folder(name: str, default: Path | None, must_exist: bool) -> Path | None:
+    """An absolute folder (or `default` where unset): empty, relative, or a file in its place is refused."""
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    path = Path(text).expanduser()
+    unset = f"unset it for {default}" if default else "unset it"
+    if not text.strip():
+        raise UsageError(f"{name} is set but empty; give an absolute folder ({unset})")
+    if not path.is_absolute():
+        raise UsageError(f"{name}={text[:80]!r} is relative, so it would name another folder in each place a "
+                         f"command runs; give an absolute folder ({unset})")
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{name}={text[:80]!r} is a file; give a folder ({unset})")
+    if must_exist and not path.is_dir():
+        raise UsageError(f"{name}={text[:80]!r} does not exist; give an existing folder ({unset})")
+    return path
+
+
+def max_cells() -> int:
+    """The most cells a matrix may expand to."""
+    return positive_int(MAX_CELLS, MAX_CELLS_DEFAULT)
+
+
+def spare_idle_seconds() -> float:
+    """How long a spare process of harness/process/warm_start.py waits unclaimed once its cell has ended."""
+    return positive_seconds(SPARE_IDLE, SPARE_IDLE_DEFAULT)
+
+
+def device_slots() -> int:
+    """Cells that may share one GPU at once where no --device-slots says (harness/process/device_lease.py)."""
+    return positive_int(DEVICE_SLOTS, 1)
+
+
+def leases_folder() -> Path | None:
+    """The folder of the device leases, where one is named (harness/process/device_lease.py has the default)."""
+    return folder(LEASES, None, must_exist=False)
+
+
+def cache_folder() -> Path:
+    return folder(CACHE, Path.home() / ".cache" / "vramlab", must_exist=False) or Path()
+
+
+def ablations_folder() -> Path | None:
+    return folder(ABLATIONS, None, must_exist=True)
+
+
+def check_all() -> None:
+    """Every variable above, so that a bad one stops any command before it starts."""
+    max_cells()
+    spare_idle_seconds()
+    device_slots()
+    leases_folder()
+    cache_folder()
+    ablations_folder()

@@ -1,0 +1,215 @@
+"""Training and evaluation examples from long documents (and chat conversations, harness.data.workload.chat).
+
+Training: the target is one section (never the first, which has no preceding text); the input is as
+much of the preceding text as the truncation policy allows within `context` tokens, then the target,
+with the loss on the target only. Sections are tokenized one by one and followed by the tokens of a
+blank line; a section that exp_decay cuts keeps its first tokens and still ends with that blank line
+(its last kept content tokens make room for it), so the next heading always starts a line.
+
+Evaluation items are strings, because lm-eval works on strings: the context is decoded from the kept
+tokens, then the whole prompt is re-encoded and the budget lowered until it really fits, since
+re-tokenizing joined text can differ from the sum of its pieces by a token at a seam.
+"""
+
+from __future__ import annotations
+
+import random
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from harness.data.workload.chat import Example, TemplateError, chat_example
+from harness.data.workload.documents import SECTION_SEPARATOR, Document
+from harness.data.workload.truncation import DoesNotFit, allocate, kept_pieces
+
+__all__ = ["DEFAULT_TARGETS", "Example", "TemplateError", "TrainingSet", "TrainingStats", "chat_example",
+           "recall_items", "section_items", "training_examples"]
+
+Encode = Callable[[str], list[int]]
+Decode = Callable[[list[int]], str]
+# where evaluation targets sit, as fractions of the way through a document's sections
+DEFAULT_TARGETS = (0.25, 0.5, 0.75, 1.0)
+
+
+@dataclass(frozen=True)
+class TrainingStats:
+    examples: int
+    tokens: int
+    mean_prefix_tokens: float
+    targets_cut: int  # targets longer than the context, cut to their first `context` tokens
+    sections_dropped: int  # preceding sections left out entirely, summed over examples
+    sections_cut: int  # preceding sections kept in part, summed over examples
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    examples: list[Example]
+    stats: TrainingStats
+    policy: str
+    decay: float
+    context: int
+
+
+class _Tokens:
+    """Each section of each document tokenized once, however many examples use it; kept as 8-byte arrays,
+    since a corpus of 140k-token reports held as lists of Python ints would take ~36 bytes a token."""
+
+    def __init__(self, encode: Encode) -> None:
+        self.encode = encode
+        self.separator = array("q", encode(SECTION_SEPARATOR))
+        self._cache: dict[int, list[array[int]]] = {}
+
+    def sections(self, index: int, document: Document) -> list[array[int]]:
+        if index not in self._cache:
+            self._cache[index] = [array("q", self.encode(s.text)) for s in document.sections]
+        return self._cache[index]
+
+
+def _where(document: Document, k: int) -> str:
+    return f"{document.doc_id}, section {k + 1} of {len(document.sections)}"
+
+
+def _training_example(tokens: _Tokens, index: int, document: Document, k: int, context: int, policy: str,
+                      decay: float) -> tuple[Example, int, int, bool]:
+    sections = tokens.sections(index, document)
+    target = sections[k]
+    cut_target = len(target) > context
+    target = target[:context]
+    prefix = [s + tokens.separator for s in sections[:k]]
+    try:
+        spans = allocate([len(p) for p in prefix], context - len(target), policy, decay)
+    except DoesNotFit as error:
+        raise DoesNotFit(error.needed, error.budget, f"{error.detail} ({_where(document, k)})") from None
+    sep = tokens.separator
+    ids: list[int] = []
+    for piece, (start, end) in zip(prefix, spans, strict=True):
+        if start > 0 or end == len(piece):
+            ids.extend(piece[start:end])  # whole, or a tail that already ends with the separator
+        elif end > 0:
+            content = piece[:max(end - len(sep), 0)]
+            ids.extend(content + sep[:end - len(content)])
+    dropped = sum(1 for start, end in spans if end == start)
+    cut = sum(1 for (start, end), piece in zip(spans, prefix, strict=True) if 0 < end - start < len(piece))
+    notes = (f"target cut from {len(sections[k])} to {context} tokens",) if cut_target else ()
+    example = Example(ids + list(target), [0] * len(ids) + [1] * len(target), _where(document, k), len(ids), notes)
+    return example, dropped, cut, cut_target
+
+
+def training_examples(documents: Sequence[Document], encode: Encode, context: int, policy: str, decay: float,
+                      count: int, seed: int) -> TrainingSet:
+    """`count` examples of at most `context` tokens, targets chosen by a seeded shuffle of every
+    (document, section) pair but the first sections, cycling when `count` exceeds them. With policy
+    'none', the first example whose preceding text does not fit raises DoesNotFit."""
+    if context < 1 or count < 0:
+        raise ValueError(f"need context >= 1 and count >= 0, got {context} and {count}")
+    pairs = [(i, k) for i, document in enumerate(documents) for k in range(1, len(document.sections))]
+    if not pairs:
+        raise ValueError("no document has a second section, so there is nothing to train on")
+    random.Random(seed).shuffle(pairs)
+    tokens = _Tokens(encode)
+    examples: list[Example] = []
+    dropped = cut = targets_cut = 0
+    for n in range(count):
+        i, k = pairs[n % len(pairs)]
+        example, d, c, t = _training_example(tokens, i, documents[i], k, context, policy, decay)
+        examples.append(example)
+        dropped, cut, targets_cut = dropped + d, cut + c, targets_cut + t
+    stats = TrainingStats(
+        examples=len(examples), tokens=sum(len(e.input_ids) for e in examples),
+        mean_prefix_tokens=sum(e.prefix_tokens for e in examples) / len(examples) if examples else 0.0,
+        targets_cut=targets_cut, sections_dropped=dropped, sections_cut=cut)
+    return TrainingSet(examples, stats, policy, decay, context)
+
+
+def target_sections(section_count: int, targets: Sequence[float] = DEFAULT_TARGETS) -> list[int]:
+    """0-based target sections at the given fractions of the way through (1.0 = the last section), never
+    the first one."""
+    if section_count < 2:
+        return []
+    return sorted({min(section_count - 1, max(1, int(f * (section_count - 1) + 0.5))) for f in targets})
+
+
+def _fit_context(sections: Sequence[Sequence[int]], encode: Encode, decode: Decode, suffix: str, limit: int,
+                 policy: str, decay: float, where: str) -> tuple[str, list[str | None], int]:
+    """The decoded kept prefix such that encode(prefix + suffix) has at most `limit` tokens; the budget is
+    lowered by the excess until it does (a few rounds at most, as only seams differ)."""
+    budget = limit - len(encode(suffix))
+    for _ in range(16):
+        if budget < 0:
+            raise ValueError(f"{where}: {limit} tokens cannot even hold the text after the context")
+        try:
+            pieces = kept_pieces(sections, decode, budget, policy, decay)
+        except DoesNotFit as error:
+            raise DoesNotFit(error.needed, error.budget, f"{error.detail} ({where})") from None
+        text = SECTION_SEPARATOR.join(p for p in pieces if p is not None)
+        total = len(encode(text + suffix))
+        if total <= limit:
+            return text, pieces, total
+        budget -= total - limit
+    raise RuntimeError(f"{where}: the prompt did not settle within {limit} tokens")  # tokenizer misbehaves
+
+
+def recall_items(documents: Sequence[Document], encode: Encode, decode: Decode, context: int, policy: str,
+                 decay: float, answer_tokens: int = 32, targets: Sequence[float] = DEFAULT_TARGETS,
+                 choose: Callable[[int], Sequence[int]] | None = None) -> list[dict]:
+    """Fact-recall prompts: the kept text of the sections before a target section, then the question of a
+    fact introduced earlier. `in_context` says whether the answer survived truncation anywhere in the
+    context, `intro_kept` whether the introducing section's kept part holds it, so that a report can tell
+    "truncated away" from "not recalled"; `mentions_before` and `last_mentioned_in` say how often and how
+    recently the untruncated text stated the answer (facts that are referred back to recur). `choose`, given
+    the number of candidate items, returns the positions to build (building a long prompt is the cost)."""
+    tokens = _Tokens(encode)
+    candidates = [(index, document, k, fact) for index, document in enumerate(documents)
+                  for k in target_sections(len(document.sections), targets)
+                  for fact in document.facts if fact.introduced_in < k]
+    chosen = choose(len(candidates)) if choose is not None else range(len(candidates))
+    items = []
+    for index, document, k, fact in (candidates[i] for i in chosen):
+        sections = tokens.sections(index, document)
+        suffix = f"\n\nQuestion: {fact.question}\nAnswer:"
+        text, pieces, total = _fit_context(sections[:k], encode, decode, suffix, context - answer_tokens,
+                                           policy, decay, _where(document, k))
+        intro = pieces[fact.introduced_in]
+        mentions = [i for i, section in enumerate(document.sections[:k]) if fact.answer in section.text]
+        items.append({
+            "doc_id": document.doc_id, "key": fact.key, "question": fact.question, "answer": fact.answer,
+            "prompt": text + suffix, "prompt_tokens": total, "target_section": k,
+            "introduced_in": fact.introduced_in, "sections_back": k - fact.introduced_in,
+            "in_context": fact.answer in text, "intro_kept": intro is not None and fact.answer in intro,
+            "mentions_before": len(mentions), "last_mentioned_in": mentions[-1],
+            "referred_back": fact.referred_back,
+            "policy": policy, "decay": decay,
+        })
+    return items
+
+
+def section_items(documents: Sequence[Document], encode: Encode, decode: Decode, context: int, policy: str,
+                  decay: float, targets: Sequence[float] = DEFAULT_TARGETS) -> list[dict]:
+    """(context, continuation) pairs for the bits per byte of target sections: the kept text of the
+    preceding sections (ending in a blank line) and the target section's text, at most `context` tokens
+    together. A target that cannot fit is cut to its first context - 1 - (separator) tokens (one token is
+    left for the start token lm-eval puts before an empty context) and the item says so."""
+    tokens = _Tokens(encode)
+    items = []
+    for index, document in enumerate(documents):
+        sections = tokens.sections(index, document)
+        for k in target_sections(len(sections), targets):
+            target = sections[k]
+            room = context - 1 - len(tokens.separator)
+            cut = len(target) > room
+            continuation = decode(list(target[:room])) if cut else document.sections[k].text
+            text, pieces, total = _fit_context(sections[:k], encode, decode, SECTION_SEPARATOR + continuation,
+                                               context, policy, decay, _where(document, k))
+            items.append({
+                "doc_id": document.doc_id, "target_section": k, "title": document.sections[k].title,
+                "context": text + SECTION_SEPARATOR if text else "", "continuation": continuation,
+                "total_tokens": total, "target_tokens": min(len(target), room), "target_cut": cut,
+                "note": f"target cut from {len(target)} to {room} tokens" if cut else "",
+                "sections_kept": sum(p is not None for p in pieces),
+                "sections_dropped": sum(p is None for p in pieces), "policy": policy, "decay": decay,
+            })
+    return items

@@ -1,0 +1,130 @@
+"""The user's own data: chat conversations (JSONL) and long documents (a folder of .txt files).
+
+Every problem is a DataError whose message is one line naming the file, the line (or byte), what is
+wrong and how to fix it, because the person reading it is looking at a training run that refused to
+start, not at this code.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.core.errors import UsageError
+from harness.core.suggest import closest
+from harness.data.workload.documents import Document
+from harness.data.workload.sections import split_sections
+
+ROLES = ("system", "user", "assistant")
+# names other tools use for the same roles (ShareGPT, Gemini, ...)
+_ROLE_ALIASES = {"human": "user", "gpt": "assistant", "bot": "assistant", "model": "assistant", "ai": "assistant"}
+_EXAMPLE = '{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]}'
+
+
+class DataError(UsageError):
+    """User data that cannot be read, with a one-line message saying where and how to fix it."""
+
+
+def _text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise DataError(f"{path}: cannot be read ({error.strerror})") from None
+    skip = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # the byte-order mark some editors write
+    try:
+        text = data[skip:].decode("utf-8")
+    except UnicodeDecodeError as error:
+        offset = skip + error.start
+        line = data[:offset].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: not UTF-8 (byte {offset} is 0x{data[offset]:02x}); "
+                        "save the file with UTF-8 encoding") from None
+    nul = data.find(b"\x00")
+    if nul >= 0:  # valid UTF-8, but no text holds NUL bytes
+        line = data[:nul].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: a binary file (byte {nul} is 0x00), not text; give a UTF-8 text file")
+    return text
+
+
+def _type(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null",
+            int: "number", float: "number"}.get(type(value), type(value).__name__)
+
+
+def _role_hint(role: Any) -> str:
+    if not isinstance(role, str):
+        return ""
+    guess = _ROLE_ALIASES.get(role.lower()) or closest(role.lower(), ROLES)
+    return f" (did you mean {guess!r}?)" if guess else ""
+
+
+def _messages(record: Any, where: str) -> list[dict[str, str]]:
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: the line is a JSON {_type(record)}, not an object; write one object per line "
+                        f"such as {_EXAMPLE}")
+    if "messages" not in record:
+        close = closest("messages", record)
+        hint = f" ({close!r} looks like a misspelling of it)" if close else ""
+        raise DataError(f"{where}: no 'messages' key{hint}; keys found: {', '.join(map(str, record)) or 'none'}; "
+                        f"expected {_EXAMPLE}")
+    messages = record["messages"]
+    if not isinstance(messages, list) or not messages:
+        raise DataError(f"{where}: 'messages' must be a non-empty array of {{role, content}} objects, "
+                        f"got {_type(messages) if messages != [] else 'an empty array'}")
+    result = []
+    for n, message in enumerate(messages, 1):
+        if not isinstance(message, dict):
+            raise DataError(f"{where}: message {n} is a JSON {_type(message)}; each message must be an object "
+                            'like {"role": "user", "content": "..."}')
+        role = message.get("role")
+        if role not in ROLES:
+            raise DataError(f"{where}: message {n} has role {role!r}{_role_hint(role)}; the role must be one of "
+                            f"{', '.join(ROLES)}")
+        content = message.get("content")
+        if not isinstance(content, str):
+            found = "no content" if content is None else f"content of type {_type(content)}"
+            raise DataError(f"{where}: message {n} ({role}) has {found}; the content must be a string (for "
+                            "several parts, join their text into one string)")
+        result.append({"role": role, "content": content})
+    if not any(m["role"] == "assistant" for m in result):
+        raise DataError(f"{where}: no assistant message, so there is nothing to train on; add the reply the model "
+                        "should learn as a message with role 'assistant'")
+    return result
+
+
+def read_chat_jsonl(path: str | Path) -> list[list[dict[str, str]]]:
+    """Conversations from a JSONL file: one {"messages": [{"role", "content"}, ...]} object per line, roles
+    system, user or assistant, at least one assistant message each; blank lines are skipped."""
+    path = Path(path)
+    conversations = []
+    for number, line in enumerate(_text(path).split("\n"), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise DataError(f"{where}: invalid JSON ({error.msg} at column {error.colno}); each line must be "
+                            f"one complete JSON object such as {_EXAMPLE}") from None
+        conversations.append(_messages(record, where))
+    if not conversations:
+        raise DataError(f"{path}: the file is empty; write one conversation per line, such as {_EXAMPLE}")
+    return conversations
+
+
+def read_text_folder(path: str | Path) -> list[Document]:
+    """One Document per *.txt file of the folder (sorted by name, not recursive), split into sections at
+    its headings (harness.data.workload.sections); the file name without .txt is the id and the title."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise DataError(f"{folder}: not a folder; give the folder that holds the .txt documents")
+    files = sorted(p for p in folder.glob("*.txt") if p.is_file())
+    if not files:
+        raise DataError(f"{folder}: holds no .txt file; put each document in a UTF-8 file ending in .txt")
+    documents = []
+    for file in files:
+        text = _text(file)
+        if not text.strip():
+            raise DataError(f"{file}: the file is empty; remove it or give it text")
+        documents.append(Document(file.stem, file.stem, tuple(split_sections(text, file.stem))))
+    return documents

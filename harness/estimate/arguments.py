@@ -1,0 +1,35 @@
+"""What `vramlab estimate` is given, checked before anything is estimated or printed: a chart path it can write
+in a format it can draw, folders that are folders, and one value per --set setting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.core.errors import UsageError
+from harness.core.path_problems import file_in_the_way
+
+CHART_FORMATS = (".png", ".pdf", ".svg")
+
+
+def check_estimate_arguments(chart: str | None, results_dir: str, calibrate: list[str] | None,
+                             pairs: list[str] | None) -> None:
+    """UsageError naming the first argument that cannot be used."""
+    if chart:
+        path = Path(chart)
+        if path.is_dir():
+            raise UsageError(f"--chart {chart} is a folder; give the chart's file (e.g. {path / 'estimate.png'})")
+        if path.suffix.lower() not in CHART_FORMATS:
+            raise UsageError(f"--chart {chart}: draws {', '.join(CHART_FORMATS)} files; give a name ending in one")
+        blocker = file_in_the_way(path)
+        if blocker is not None:
+            raise UsageError(f"--chart {chart}: {blocker} is a file, not a folder, so the chart cannot go under it")
+    if Path(results_dir).exists() and not Path(results_dir).is_dir():
+        raise UsageError(f"--results-dir {results_dir} is a file; give the results folder (e.g. results)")
+    for folder in calibrate or ():
+        if not Path(folder).is_dir():
+            raise UsageError(f"--calibrate {folder}: {'is a file' if Path(folder).exists() else 'does not exist'}; "
+                             "give results folders (e.g. results/seed-16gb)")
+    keys = [pair.partition("=")[0].strip() for pair in pairs or ()]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise UsageError(f"--set {', '.join(twice)} given more than once; give each setting once")

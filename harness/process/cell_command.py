@@ -1,0 +1,197 @@
+"""`vramlab run-cell`: check every argument before any file is touched, keep or set aside a result already there,
+hold the cell's lock, hand the cell to a warm-start spare where one waits, and supervise its measuring process.
+A spare runs the same command it is handed (`main`)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.core.console import run_command, send_to_log, start_logging
+from harness.core.environment import cuda_present
+from harness.core.log_file import log_file_problem
+from harness.core.progress import StepLine, matrix_standing
+from harness.process import warm_start
+from harness.process.device_lease import cell_lease, slots_wanted
+from harness.process.supervisor import supervise, time_limit
+from harness.results import ResultFileError, read
+from harness.results.existing import review_cell
+from harness.results.lock import result_lock
+from harness.run.memory_history import ENV as MEMORY_HISTORY_ENV
+from harness.run.worker import cell_and_paths, cell_arguments
+from harness.run.worker_status import SupervisorError
+from harness.spec.cells import Cell
+from harness.spec.matrix import expand, matrix_identity, matrix_path
+from harness.stack.backends import name_for
+from harness.stack.techniques import needs_cuda
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    cell_arguments(p)
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing result even where this machine cannot measure the cell")
+    p.add_argument("--log", metavar="FILE.log", help="send everything the cell prints to FILE.log and show only "
+                                                     "its progress on the console")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="end the cell after this long and record it as 'timeout' (default: $VRAMLAB_TIME_LIMIT, "
+                        "else 1800 s + 30 s per training sequence)")
+    p.add_argument("--warm-start", action="store_true",
+                   help="hand the cell to a process that imported the libraries ahead while the previous cell ran, "
+                        "and leave one for the next cell; the cell still runs in a process of its own that never "
+                        "touched CUDA before it (harness/process/warm_start.py); its result records how it started")
+    device_slots_argument(p)
+
+
+def device_slots_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device-slots", type=int, metavar="N",
+                   help="cells that may share one GPU at once (a matrix's concurrent_cells); each runs on a GPU of "
+                        "the machine leased for it (harness/process/device_lease.py); above 1 its speed is not a "
+                        "measurement (default: $VRAMLAB_DEVICE_SLOTS, else 1)")
+
+
+def main(argv: list[str]) -> int:
+    """The `vramlab run-cell ...` command line a warm-start spare was handed (harness/process/spare.py)."""
+    start_logging()
+    parser = argparse.ArgumentParser(prog="vramlab")
+    add_arguments(parser.add_subparsers(dest="command", required=True).add_parser("run-cell"))
+    args = parser.parse_args(argv)
+    args.argv = list(argv)
+    return run_command(lambda: run_cell(args))
+
+
+def _out_problem(cell: Cell, out: Path, matrix: str) -> str | None:
+    """--out names this cell's result file: a file named by the cell's id, so that no other file is ever taken for a
+    damaged result and set aside, or written over; in no folder another matrix owns (its .matrix file)."""
+    owner = next((p / ".matrix" for p in [out.parent, *out.parent.parents] if (p / ".matrix").is_file()), None)
+    if owner is not None and owner.read_text().strip() != matrix_identity(matrix_path(matrix)):
+        return (f"--out {out}: {owner.parent}/ holds the results of another matrix ({owner.read_text().strip()}); "
+                f"give a path in this matrix's folder (e.g. {owner.parent.parent / cell.matrix / out.name})")
+    if out.is_dir():
+        return f"--out {out} is a folder; give the path of the result file (e.g. {out / (cell.cell_id + '.json')})"
+    if out.name != f"{cell.cell_id}.json":
+        return (f"--out {out}: a result file is named by its cell's id; give a path ending in {cell.cell_id}.json "
+                f"(e.g. {out.parent / (cell.cell_id + '.json')})")
+    return None
+
+
+def _existing_result(cell: Cell, out: Path, force: bool, out_given: bool) -> tuple[str | None, Any]:
+    """What stands in the way of measuring `cell` into `out`: a reason to stop (the result there is kept), or a
+    damaged or stale file to set aside first (harness/results/existing.py), or neither. A result is replaced only
+    by a newer measurement of the same cell, named with --out, on a machine that can measure it (or with
+    --force); reads only."""
+    redo = review_cell(out, cell.cell_id, cell.settings)
+    if redo is not None or not out.is_file() or force:
+        return None, redo
+    existing = read(out)
+    env = existing.environment
+    where = (env.gpu or env.cpu) if env else "another machine"
+    if not out_given:
+        return (f"{out} already holds the {existing.status.value} result of this cell from {where}; it is kept "
+                "(delete the file to measure the cell again, give --out to measure it into another file, or "
+                "--force to replace it)"), None
+    if needs_cuda(cell.settings) and not cuda_present():
+        return (f"{out} holds the {existing.status.value} result of this cell from {where}; this machine has no "
+                "CUDA GPU, so here the cell could only be skipped: the result is kept (--force replaces it)"), None
+    return None, None
+
+
+def run_cell(args: argparse.Namespace) -> int:
+    """Every argument is checked before any file is touched; then, under the cell's lock, an existing result is
+    kept, or set aside where it is damaged, and the cell is measured."""
+    cell, out, _ = cell_and_paths(args)
+    problem = _out_problem(cell, out, args.matrix)
+    try:
+        limit = time_limit(cell.settings, args.time_limit)
+    except SupervisorError as err:
+        problem = problem or str(err)
+    try:
+        slots_wanted(args.device_slots)
+    except ValueError as err:
+        problem = problem or f"--device-slots: {err}"
+    if not problem and args.log:
+        problem = log_file_problem(Path(args.log))
+    given = getattr(args, "memory_history", None)
+    if not problem and given and Path(given).is_dir():
+        problem = f"--memory-history {given} is a folder; give the path of a file"
+    problem = problem or _existing_result(cell, out, args.force, args.out is not None)[0]
+    if problem:
+        print(f"vramlab: {problem}", file=sys.stderr)
+        return 2
+    if getattr(args, "memory_history", None):
+        os.environ[MEMORY_HISTORY_ENV] = str(Path(args.memory_history).resolve())  # the worker inherits it
+    # not in the spare that took this command, which checks all of the above again itself
+    if args.warm_start and warm_start.SERVING is None and warm_start.applies_to(cell.settings):
+        kinds = warm_start.kinds_for({name_for(c.settings) for c in expand(args.matrix)
+                                      if warm_start.applies_to(c.settings)})
+        code = warm_start.run_in_spare([a for a in args.argv if a != "--warm-start"], name_for(cell.settings), kinds)
+        if code is not None:
+            return code
+        warm_start.launch_spares(kinds)  # for the next cells
+    def waiting(holder: str, lock: Path) -> None:
+        print(f"vramlab: cell {cell.name} ({cell.cell_id}) is being measured by another run ({holder}; lock "
+              f"{lock}); waiting for it to end, so that the cell is never measured twice at once", file=sys.stderr)
+
+    with result_lock(out, waiting) as waited:
+        if waited and out.is_file() and _existing_result(cell, out, False, False)[0]:
+            print(f"vramlab: cell {cell.name} ({cell.cell_id}) was measured by the run this one waited for; its "
+                  f"result {out} is kept", file=sys.stderr)
+            return 0
+        refusal, redo = _existing_result(cell, out, args.force, args.out is not None)
+        if refusal:
+            print(f"vramlab: {refusal}", file=sys.stderr)
+            return 2
+        if redo is not None:
+            print(f"vramlab: {redo.reason}; moved to {redo.set_aside()}, and the cell is measured again",
+                  file=sys.stderr)
+        return _supervised(args, cell, out, limit)
+
+
+def _supervised(args: argparse.Namespace, cell: Cell, out: Path, limit: float) -> int:
+    """The cell under its supervisor, on a device leased for it alone (or one of `--device-slots` sharing one),
+    harness/process/device_lease.py."""
+    slots = slots_wanted(args.device_slots)
+    # the worker is given the resolved result file, so that both processes look at the same one
+    worker_args = ["--matrix", args.matrix, "--cell", args.cell, "--out", str(out)]
+    worker_args += ["--keep-adapter"] * args.keep_adapter + ["--shared-device"] * (args.shared_device or slots > 1)
+    worker_args += ["--context", str(args.context)] if args.context is not None else []
+
+    def waiting(holders: list[str]) -> None:
+        print(f"vramlab: cell {cell.name} ({cell.cell_id}) waits for a device: every one is held "
+              f"({'; '.join(holders)[:500] or 'by other cells'})", file=sys.stderr)
+
+    with cell_lease(cell.settings, slots, waiting) as lease:
+        env = lease.env() if lease is not None else {}
+        if args.log is None:
+            logging.getLogger("vramlab").info("cell %s of %s: %s (time limit %g s)%s", cell.cell_id, cell.matrix,
+                                              cell.name, limit, f", device {lease.device.entry}" if lease else "")
+            return supervise(cell, out, worker_args, limit, extra_env=env)
+        # a ceiling probe is no cell of the matrix: where the matrix stands says nothing about it
+        ids = [c.cell_id for c in expand(args.matrix)] if args.context is None else None
+        return _run_cell_quietly(ids, cell, out, worker_args, limit, Path(args.log), env)
+
+
+def _run_cell_quietly(ids: list[str] | None, cell: Cell, out: Path, worker_args: list[str], limit: float,
+                      log_file: Path, extra_env: dict[str, str] | None = None) -> int:
+    """The console gets where the matrix stands, one progress line for this cell and its outcome; the log file
+    gets everything, the worker's output included."""
+    def standing() -> str:
+        return matrix_standing(ids, out.parent) if ids is not None else "a ceiling probe"
+
+    console = send_to_log(log_file)
+    logging.getLogger("vramlab").info("cell %s of %s: %s (time limit %g s)", cell.cell_id, cell.matrix, cell.name,
+                                      limit)
+    console.write(f"vramlab: {standing()}; cell {cell.name} ({cell.cell_id}) starts, "
+                  f"its log: {log_file}\n")
+    line = StepLine(f"cell {cell.name}", console)
+    code = supervise(cell, out, worker_args, limit, progress=line.update, extra_env=extra_env)
+    try:
+        result = read(out)
+        outcome = result.status.value + (f": {result.reason}" if result.reason else "")
+    except (OSError, ResultFileError):
+        outcome = "no result (see its log)"
+    line.close(f"vramlab: cell {cell.name}: {outcome[:300]}; {standing()}")
+    return code

@@ -1,0 +1,182 @@
+"""Result files -> tidy tables under reports/<matrix>/: cells.csv, steps.csv, quality.csv, items.csv,
+estimate.csv, environment.csv and design.json. Why it is so: docs/matrix-files.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness import results
+from harness.core.atomic_files import write_csv_atomic
+from harness.estimate import calibration
+from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
+from harness.spec.cells import Cell
+from harness.spec.design import resolve
+from harness.spec.matrix import evaluation_plan, expand, load_matrix
+from harness.spec.settings import SETTINGS
+
+ESTIMATE_COLUMNS = ["order", "cell_id", "name", "status", "measured_bytes", "predicted_bytes", "error",
+                    "measured_allocated_bytes", "predicted_allocated_bytes", "allocated_error", "peak_moment",
+                    "unpredicted"]
+QUALITY_COLUMNS = ["order", "cell_id", "name", "task", "status", "reason", "metric", "value", "stderr",
+                   "stderr_method", "n", "higher_is_better", "baseline", "baseline_stderr", "delta", "limit",
+                   "partial", "outside_share", "seconds", "lm_eval_version"]
+
+
+def pending_row(cell: Cell, order: int) -> dict[str, Any]:
+    """Stands in a partial table for a cell that has not run yet; never written as a result file."""
+    row: dict[str, Any] = {"order": order, "cell_id": cell.cell_id, "name": cell.name, "status": "pending",
+                           "reason": "not run yet: no result file"}
+    for name in SETTINGS:
+        value = cell.settings.get(name)
+        row[name] = ",".join(value) if isinstance(value, list) else value
+    return row
+
+
+def load_results(matrix: str, results_dir: Path, partial: bool = False) -> list[tuple[Cell, CellResult | None]]:
+    """The matrix's cells in matrix order with their results. With `partial`, a cell without a result file
+    yet (a matrix completed over several GPU sessions) comes with None."""
+    found: list[tuple[Cell, CellResult | None]] = []
+    for cell in expand(matrix, check_model=False):  # reading results needs no model here
+        path = results.result_path(results_dir, cell.matrix, cell.cell_id)
+        if path.is_file():
+            found.append((cell, _named(_checked(path, cell.cell_id), cell.name)))
+        elif partial:
+            found.append((cell, None))
+        else:
+            raise results.ResultFileError(f"cell {cell.cell_id} ({cell.name}) of {matrix} has no result file {path}; "
+                                          "run its cells first, or aggregate with --partial to list it as pending")
+    return found
+
+
+def _named(result: Any, name: str) -> Any:
+    """The result under the matrix's name for its cell: the id is the cell, the name only how the matrix calls it,
+    so a cell renamed in the matrix after it ran is shown under its new name in every table and in design.json."""
+    return result if result.name == name else result.model_copy(update={"name": name})
+
+
+def _checked(path: Path, cell_id: str) -> CellResult:
+    """The cell's result, as `vramlab check` accepts it: valid, and the result of the cell its file is named by."""
+    result = results.check(path)
+    if not isinstance(result, CellResult) or result.cell_id != cell_id:
+        raise results.ResultFileError(f"{path}: holds another result, not the one of cell {cell_id}")
+    return result
+
+
+def _quality_rows(order: int, evaluation: EvaluationResult) -> list[dict[str, Any]]:
+    common = {"order": order, "cell_id": evaluation.cell_id, "name": evaluation.name, "task": evaluation.task,
+              "status": evaluation.status.value, "reason": evaluation.reason, "limit": evaluation.limit,
+              "partial": evaluation.partial, "seconds": evaluation.seconds,
+              "outside_share": evaluation.task_config.get("vocabulary_outside_share"),
+              "lm_eval_version": evaluation.lm_eval_version}
+    if not evaluation.scores:
+        return [common]
+    baseline = {s.metric: s for s in evaluation.baseline or []}
+    rows = []
+    for score in evaluation.scores:
+        base = baseline.get(score.metric)
+        delta = score.value - base.value if base and base.value is not None and score.value is not None else None
+        rows.append({**common, "metric": score.metric, "value": score.value, "stderr": score.stderr,
+                     "stderr_method": score.stderr_method, "n": score.n, "higher_is_better": score.higher_is_better,
+                     "baseline": base.value if base else None, "baseline_stderr": base.stderr if base else None,
+                     "delta": delta})
+    return rows
+
+
+ITEM_COLUMNS = ["order", "cell_id", "name", "seed", "task", "model", "item"]
+
+
+def _item_rows(order: int, seed: Any, evaluation: EvaluationResult) -> list[dict[str, Any]]:
+    common = {"order": order, "cell_id": evaluation.cell_id, "name": evaluation.name, "seed": seed,
+              "task": evaluation.task}
+    return [{**common, "model": model, **item}
+            for model, items in (("trained", evaluation.items), ("untrained", evaluation.baseline_items))
+            for item in items or ()]
+
+
+def load_evaluations(found: list[tuple[Cell, CellResult | None]], results_dir: Path,
+                     tasks: list[str]) -> tuple[list[dict[str, Any]], pd.DataFrame]:
+    """The quality rows (one a cell, task and metric) and each recorded item's outcome, trained and untrained
+    (one row an evaluation, model and item), from one read of every evaluation file."""
+    rows: list[dict[str, Any]] = []
+    item_rows: list[dict[str, Any]] = []
+    for order, (cell, _) in enumerate(found):
+        for task in tasks:
+            path = results.evaluation_path(results_dir, cell.matrix, cell.cell_id, task)
+            if path.is_file():
+                evaluation = results.check(path)
+                if not isinstance(evaluation, EvaluationResult):
+                    raise results.ResultFileError(f"{path}: a cell result where an evaluation result was expected")
+                evaluation = _named(evaluation, cell.name)
+                rows.extend(_quality_rows(order, evaluation))
+                if evaluation.status.value == "ok":
+                    item_rows.extend(_item_rows(order, cell.settings["seed"], evaluation))
+    items = pd.DataFrame(item_rows)
+    return rows, items.reindex(columns=[*ITEM_COLUMNS, *(c for c in items.columns if c not in ITEM_COLUMNS)])
+
+
+def estimate_rows(found: list[tuple[Cell, CellResult | None]]) -> pd.DataFrame:
+    """The estimate beside the measured device peak of each cell measured on a CUDA GPU, in matrix order."""
+    from dataclasses import asdict
+
+    rows = []
+    for order, (_, result) in enumerate(found):
+        measured = calibration.row(result.model_dump(mode="json"), calibration.MEASURED) if result else None
+        if measured is not None:
+            rows.append({"order": order, **asdict(measured), "error": measured.error,
+                         "allocated_error": measured.allocated_error})
+    return pd.DataFrame(rows, columns=ESTIMATE_COLUMNS).astype(
+        {c: "Int64" for c in ESTIMATE_COLUMNS if c.endswith("_bytes")})
+
+
+ENVIRONMENT = ("gpu", "gpu_memory_bytes", "gpu_capability", "cuda", "driver", "cpu", "cpu_count", "python",
+               "device_memory_source")
+
+
+def environment_rows(found: list[tuple[Cell, CellResult | None]]) -> pd.DataFrame:
+    """Each distinct environment of the cells with a result, in first-seen order, with its number of cells."""
+    rows: dict[str, dict[str, Any]] = {}
+    for _, result in found:
+        if result is None:
+            continue
+        env = result.environment.model_dump(mode="json") if result.environment else {}
+        budget = result.budget.model_dump(mode="json") if result.budget else {}
+        row = {**{k: env.get(k) for k in ENVIRONMENT}, "budget_judged_on": budget.get("judged_on"),
+               "allocator_capped": budget.get("allocator_cap_bytes") is not None,
+               **{f"version:{k}": v for k, v in sorted((env.get("versions") or {}).items())}}
+        key = json.dumps(row, sort_keys=True, default=str)
+        rows.setdefault(key, {"cells": 0, **row})["cells"] += 1
+    return pd.DataFrame(list(rows.values()))
+
+
+def tables(found: list[tuple[Cell, CellResult | None]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    cells = pd.DataFrame([r.row(i) if r else pending_row(c, i) for i, (c, r) in enumerate(found)])
+    steps = pd.DataFrame([s for _, r in found if r for s in r.steps()], columns=STEP_COLUMNS)
+    return cells, steps
+
+
+def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool = False) -> Path:
+    found = load_results(matrix, results_dir, partial)
+    name = found[0][0].matrix
+    cells, steps = tables(found)
+    plan = evaluation_plan(matrix)
+    # every file is read before any table is written: a bad one leaves the tables as they were
+    quality_rows, items = load_evaluations(found, results_dir, plan.task_names()) if plan.tasks else (None, None)
+    quality = pd.DataFrame(quality_rows, columns=QUALITY_COLUMNS) if quality_rows is not None else None
+    estimate = estimate_rows(found)
+    design = resolve(load_matrix(matrix)[1], [cell for cell, _ in found])
+    out = reports_dir / name
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv_atomic(out / "cells.csv", cells)
+    write_csv_atomic(out / "steps.csv", steps)
+    write_csv_atomic(out / "estimate.csv", estimate)
+    write_csv_atomic(out / "environment.csv", environment_rows(found))
+    design.write(out / "design.json")
+    if quality is not None:
+        write_csv_atomic(out / "quality.csv", quality)
+        if items is not None and len(items):
+            write_csv_atomic(out / "items.csv", items)
+    return out / "cells.csv"

@@ -1,0 +1,208 @@
+"""reports/<matrix>/{cells.csv, steps.csv, design.json, estimate.csv} -> report.md, tables.tex and the charts
+(PDF and PNG).
+
+Reads the tidy tables and the matrix's design only (which harness.report.aggregate built from result files and the
+matrix file): results -> tables -> charts, never back. Every cell keeps its row, whatever its status: an OOM is a
+finding, and a skipped or failed cell must stay visible.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from harness.core.atomic_files import write_text_atomic
+from harness.core.errors import UsageError
+from harness.data.workload import describe
+from harness.estimate import calibration
+from harness.report import charts, methods, methods_latex, tables
+from harness.report import quality as quality_report
+from harness.report.frames import Frames
+from harness.report.inputs import read_cells, read_design, read_environment, read_estimate, read_steps
+from harness.report.quality_findings import headline_findings
+from harness.report.stack_versions import versions_line
+from harness.report.summary import summary
+from harness.spec.chart_widths import COLUMN_IN, DOUBLE_IN, SMALLEST_PT, chart_files
+
+
+def _short(reason: object) -> str:
+    """The first two sentences: PyTorch's OOM message goes on with allocator advice for a paragraph."""
+    if not isinstance(reason, str):
+        return "–"
+    sentences = reason.split(". ")
+    return ". ".join(sentences[:2]).rstrip(".") + ("." if len(sentences) <= 2 else " …")
+
+
+def report_tables(frames: Frames) -> list[tables.Table]:
+    """One table per question the matrix asks."""
+    design = frames.design
+    cpu = frames.on_cpu
+    found = [tables.memory_table(frames.table, cpu)]
+    if design.throughput_measured:
+        found.append(tables.speed_table(frames.table, mfu=not cpu))
+    if design.deltas:
+        found.append(tables.deltas_table(frames.deltas, design, design.throughput_measured, cpu))
+    if design.sweep:
+        found.append(tables.sweep_table(frames.points, design, design.throughput_measured, cpu))
+    found.append(tables.loss_table(frames.table, frames.drawn))
+    return found
+
+
+def estimate_tables(estimate: pd.DataFrame | None, matrix: str) -> list[tables.Table]:
+    """The memory estimate beside each GPU cell's measured device peak (estimate.csv), where any cell has one."""
+    if estimate is None or estimate.empty:
+        return []
+
+    def optional(value: object) -> int | None:
+        return None if pd.isna(value) else int(value)
+
+    found = [calibration.Row(matrix, r["name"], r["cell_id"], int(r["measured_bytes"]),
+                             optional(r["predicted_bytes"]), optional(r["measured_allocated_bytes"]),
+                             optional(r["predicted_allocated_bytes"]), r["status"], r["peak_moment"], r["unpredicted"])
+             for _, r in estimate.iterrows()]
+    return [tables.estimate_table(estimate, calibration.summary(found, label=lambda r: r.name))]
+
+
+def _estimate_section(estimate: pd.DataFrame | None, matrix: str) -> list[str]:
+    if estimate is None:
+        return []  # tables aggregated before estimate.csv existed
+    lines = ["## The memory estimate beside the measurement", ""]
+    if estimate.empty:
+        return [*lines, "No cell of this matrix measured its device peak on a CUDA GPU; the memory estimate is for "
+                "CUDA GPUs, so no cell is compared with it.", ""]
+    lines += ["The memory estimate (`vramlab estimate`) predicts a cell's whole-process device peak from its settings "
+              "alone; here it stands beside the peak each cell measured on a CUDA GPU (NVML, the figure the budget "
+              "is judged on), as `reports/estimate/calibration.md` does for every committed GPU matrix. Computed "
+              "from the result files by the aggregate step: `estimate.csv`, in bytes, with the allocated peaks too.",
+              ""]
+    for table in estimate_tables(estimate, matrix):
+        lines += table.markdown()
+    return lines
+
+
+def markdown(frames: Frames, title: str, quality: list[str] | None = None,
+             estimate: pd.DataFrame | None = None, environment: pd.DataFrame | None = None) -> str:
+    cells = frames.cells
+
+    def listed(column: str) -> str:
+        return ", ".join(f"`{v}`" for v in cells[column].dropna().astype(str).unique()) or "–"
+
+    lines = [f"# {title}", "", *summary(frames, quality), "## Setup", "",
+             f"{len(cells)} cells: " + ", ".join(f"{n} {s}" for s, n in cells["status"].value_counts().items()) + ".",
+             f"Device: {listed('device_name')}; torch {listed('torch')}; models {listed('model')}"
+             + (f"; budget {frames.budget:.2f} GiB (whole-process device memory)." if frames.budget else "."),
+             "", *versions_line(environment)]
+    if frames.on_cpu:
+        budgets = cells["budget_bytes"].dropna()
+        judged = f" (the budget, {budgets.iloc[0] / 2**30:.2f} GiB, is judged on it)" if len(budgets) else ""
+        lines += ["The cells ran on a CPU: their peak memory is the process's peak resident set, shown as "
+                  f"resident memory (CPU){judged}. No GPU budget is drawn and no MFU is reported (`cells.csv` "
+                  "keeps the CPU's).", ""]
+    commits = cells["code_commit"].dropna().value_counts(sort=False)
+    if len(commits):
+        lines += ["Code: " + ", ".join(f"`{c}` ({n} cells)" for c, n in commits.items())
+                  + ". Each result file records its full environment.", ""]
+    if "throughput_measured" in cells and (cells["throughput_measured"].astype(str) == "False").any():
+        lines += ["Cells ran several at a time on one device: their peaks are per process and stand, their "
+                  "tokens/s, step time and MFU are not measurements and are left out (`cells.csv` keeps them).", ""]
+    if cells["random_weights"].fillna(False).astype(bool).any():
+        lines += ["Models with random weights: memory and speed are real, loss is not a quality measure "
+                  "and no quality score is reported.", ""]
+    if (frames.table["n"] > 1).any():
+        lines += ["Cells repeated over seeds are one row, under their name without `/seed=N`: the mean, the sample "
+                  "standard deviation (sd) and n.", ""]
+    lines += ["## Tables", "", "The same tables for a paper: `tables.tex` (booktabs).", ""]
+    for table in report_tables(frames):
+        lines += table.markdown()
+    notes = cells[~cells["status"].isin(["ok", "pending"])]
+    if len(notes):
+        lines += ["## Cells that did not fit the budget or did not run", ""]
+        for _, row in notes.iterrows():
+            phase = f" during {row['failed_phase']}" if pd.notna(row.get("failed_phase")) else ""
+            lines.append(f"- **{row['name']}** (`{row['cell_id']}`), {row['status']}{phase}: {_short(row['reason'])}")
+        lines.append("")
+    pending = cells[cells["status"] == "pending"]
+    if len(pending):
+        lines += [f"Not run yet ({len(pending)}): " + ", ".join(pending["name"]) + ".", ""]
+    sliced = cells[cells["vocabulary_outside_share"].notna()]
+    for _, row in sliced.iterrows():
+        lines.append(f"- vocabulary of **{row['name']}** sliced to {int(row['vocabulary_size']):,} tokens: "
+                     f"{row['vocabulary_outside_share']:.2%} of its training tokens fell outside the kept set")
+    lines += _truncation_definitions(cells)
+    fallbacks = cells[cells["attention_fallback"].notna()]
+    for _, row in fallbacks.iterrows():
+        lines.append(f"- attention fall-back in **{row['name']}**: {row['attention_fallback']}")
+    section = _estimate_section(estimate, title)
+    lines += [*([""] if lines[-1] else []), *section[:-1]] if section else []
+    lines += ["", "## Charts", "", f"Each drawn two columns wide ({DOUBLE_IN:g} in, PDF and PNG) and one column wide "
+              f"(`-column.pdf`, {COLUMN_IN:g} in), no text under {SMALLEST_PT:g} pt at that width: include a PDF at "
+              "its own size. Colours: one per technique (levels of it told apart by marker, hatch or line style), "
+              f"the same in every report; `{frames.design.baseline}`"
+              + (f" and cells that differ from it only in {frames.design.x}" if frames.design.x else "")
+              + " black.", ""]
+    lines += [f"- {', '.join(f'`{f}`' for f in chart_files(name))}: "
+              f"{charts.CAPTIONS[name].replace('device memory', frames.memory)}" for name in frames.design.charts]
+    lines += ["", "Raw numbers: `cells.csv`, `steps.csv`" + (", `estimate.csv`" if estimate is not None else "")
+              + "; the design: `design.json`; full records: the result "
+              "files.", ""]
+    return "\n".join(lines)
+
+
+def _truncation_definitions(cells: pd.DataFrame) -> list[str]:
+    """The exact context a document cell trained on, for each truncation policy the matrix used."""
+    data = cells["data"].astype(str)
+    documents = cells[(data == "grant-reports") | data.str.startswith("text:")]
+    if documents.empty:
+        return []
+    lines = ["", "## How the preceding text was truncated", ""]
+    for (policy, decay), _ in documents.groupby(["truncation", "truncation_decay"], sort=False):
+        lines.append(f"- `{policy}`: {describe(policy, float(decay))}")
+    return [*lines, ""]
+
+
+def latex(frames: Frames, title: str, steps: pd.DataFrame, estimate: pd.DataFrame | None = None,
+          quality: pd.DataFrame | None = None, items: pd.DataFrame | None = None) -> str:
+    sources = "cells.csv, steps.csv, design.json, estimate.csv" + (" and quality.csv" if quality is not None else "")
+    header = [f"% generated by vramlab from {sources}; {tables.LATEX_NEEDS}", ""]
+    shown = quality_report.quality_tables(frames.cells, steps, quality, frames.design.baseline, items) \
+        if quality is not None else []
+    found = [*report_tables(frames), *shown, *estimate_tables(estimate, title)]
+    return "\n".join(header + [table.latex(title) for table in found])
+
+
+def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
+    """A report folder's tables and design: the frames, steps.csv, and quality.csv where the matrix has one."""
+    for name in ("cells.csv", "steps.csv", "design.json"):
+        if not (folder / name).is_file():
+            raise UsageError(f"{folder / name} does not exist; run `vramlab aggregate {folder.name}` first (the "
+                             "report is made from the tables it writes)")
+    cells = read_cells(folder)
+    if (cells["status"] == "pending").all():
+        raise UsageError(f"no cell of {folder.name} has a result yet ({folder / 'cells.csv'} lists "
+                         f"{len(cells)} pending), so there is nothing to report; run its cells first")
+    steps = read_steps(folder)
+    quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str}) if (folder / "quality.csv").is_file() \
+        else None
+    return Frames.build(cells, steps, read_design(folder, cells)), steps, quality
+
+
+def build_report(folder: Path) -> list[Path]:
+    frames, steps, quality = read(folder)
+    items = pd.read_csv(folder / "items.csv", dtype={"cell_id": str, "item": str}) \
+        if (folder / "items.csv").is_file() else None
+    title = folder.name
+    headline = headline_findings(frames.cells, quality, frames.design.baseline) if quality is not None else None
+    estimate = read_estimate(folder)
+    environment = read_environment(folder)  # read before anything is written: a bad table leaves the report as it was
+    text = markdown(frames, title, headline, estimate, environment)
+    if quality is not None:
+        text += "\n" + "\n".join(quality_report.markdown(frames.cells, steps, quality, frames.design.baseline,
+                                                          items))
+    write_text_atomic(folder / "report.md", text)
+    write_text_atomic(folder / "tables.tex", latex(frames, title, steps, estimate, quality, items))
+    paragraph = methods.markdown(frames, environment, title, quality is not None)
+    write_text_atomic(folder / "methods.md", paragraph)
+    write_text_atomic(folder / "methods.tex", methods_latex.latex(paragraph))
+    return [folder / "report.md", folder / "tables.tex", folder / "methods.md", folder / "methods.tex",
+            *charts.draw(frames, quality, folder, items)]

@@ -1,0 +1,67 @@
+"""The report's charts, each at the double-column width (PDF and PNG) and at a column's (PDF: name-column.pdf),
+harness/spec/chart_widths.py: which ones a matrix gets is its design's (harness/spec/design.py), what they draw
+comes from the frames every part of the report shares (harness/report/frames.py). Each drawer builds a figure from
+those alone, at the width it is given; saving is done here, in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+
+from harness.report.charts import deltas, loss, overview, quality, recall_age, sweep, tradeoff
+from harness.report.charts.style import RC, Palette, fit_labels, save
+from harness.report.frames import Frames
+from harness.spec.chart_widths import DOUBLE_IN, FORMATS, WIDTHS
+
+Drawer = Callable[[Frames, Palette, pd.DataFrame, float], Figure]
+DRAWERS: dict[str, Drawer] = {
+    "overview": lambda frames, palette, _, width: overview.draw(frames, palette, width),
+    "sweep": lambda frames, palette, _, width: sweep.draw(frames, palette, width),
+    "deltas": lambda frames, palette, _, width: deltas.draw(frames, palette, width),
+    "tradeoff": lambda frames, palette, _, width: tradeoff.draw(frames, palette, width),
+    "loss": lambda frames, palette, _, width: loss.draw(frames, palette, width),
+    "quality_vs_memory": quality.against_memory,
+    "quality_by_cell": quality.by_cell,
+}
+CAPTIONS = {
+    "overview": "every cell's peak device memory (and speed, where measured), whatever its status",
+    "sweep": "memory and speed against the sweep's x, a line per stack",
+    "deltas": "each change against the baseline: Δ peak memory and Δ% tokens/s",
+    "tradeoff": "peak memory against tokens/s, the Pareto front of each context marked",
+    "loss": "training loss per step, warm-up shaded, coinciding curves named together",
+    "quality_vs_memory": "each task's score against peak memory, the Pareto front of each context marked",
+    "quality_by_cell": "each task's score per cell (dots, ± sd), trained and untrained",
+    "recall_by_age": "exact recall of planted facts by how many sections back they were introduced, per policy",
+}
+# charts drawn from the items of the evaluations (items.csv) rather than from the scores
+ITEM_DRAWERS: dict[str, Callable[[Frames, pd.DataFrame | None, float], Figure]] = {
+    "recall_by_age": lambda frames, items, width: recall_age.draw(frames.cells, items, width),
+}
+NO_QUALITY = pd.DataFrame(columns=["name", "task", "status", "metric", "value", "stderr", "baseline", "delta",
+                                   "partial", "higher_is_better"])
+
+
+def figures(frames: Frames, quality_scores: pd.DataFrame | None = None,
+            items: pd.DataFrame | None = None, width: float = DOUBLE_IN) -> dict[str, Figure]:
+    """Every chart of the design, by name, drawn in the report's style at `width` inches (the caller closes
+    them)."""
+    palette = Palette(frames.design.changes.values())
+    scores = quality_scores if quality_scores is not None else NO_QUALITY
+    with plt.rc_context(RC):
+        return {name: fit_labels(ITEM_DRAWERS[name](frames, items, width) if name in ITEM_DRAWERS
+                                 else DRAWERS[name](frames, palette, scores, width)) for name in frames.design.charts}
+
+
+def draw(frames: Frames, quality_scores: pd.DataFrame | None, out: Path,
+         items: pd.DataFrame | None = None) -> list[Path]:
+    """Every chart at every width, one width at a time (a figure is closed once saved)."""
+    paths: list[Path] = []
+    with plt.rc_context(RC):
+        for suffix, width in WIDTHS.items():
+            for name, fig in figures(frames, quality_scores, items, width).items():
+                paths += save(fig, out, name + suffix, FORMATS[suffix])
+    return paths

@@ -1,0 +1,125 @@
+"""reports/claims/: each published claim (harness/report/claims/published.yaml) beside what measures it here, read
+from the committed results: claims.csv (one row a reading of a claim) and claims.md (the table, then each claim's quote,
+source, setting and assumptions). A reading without a result says "not measured yet"; nothing is estimated in its
+place (a ceiling's memory-estimate answer is shown beside it, marked as the estimate)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness.core.atomic_files import write_csv_atomic, write_text_atomic
+from harness.process.ceiling import estimated_ceiling
+from harness.report.claims.measured import Measured, measure
+from harness.report.claims.model import Claim, Published, Reading, load
+from harness.report.claims.verdict import DENSE_BF16, NOT_MEASURED, claimed_mfu, judge
+from harness.report.stack_versions import versions_line
+from harness.spec.matrix import ceiling_spec, expand
+
+
+def _claimed(claim: Claim) -> str:
+    number = (f"{claim.low:,.0f}–{claim.high:,.0f}" if isinstance(claim.number, tuple) else f"{claim.low:,.0f}")
+    return f"{number} {claim.unit}" + (f" on {claim.gpu}" if claim.gpu else "")
+
+
+def _measured_by(reading: Reading) -> str:
+    what = f"ceiling search `{reading.ceiling}`" if reading.ceiling else ", ".join(f"`{c}`" for c in reading.cells)
+    return f"`{reading.matrix}`: {what}"
+
+
+def _estimate(reading: Reading) -> int | None:
+    """The memory estimate's answer for a ceiling search (harness/process/ceiling.py), a prediction, not a
+    measurement."""
+    if reading.ceiling is None:
+        return None
+    cell = next(c for c in expand(reading.matrix) if c.name == reading.ceiling)
+    return estimated_ceiling(cell, ceiling_spec(reading.matrix))
+
+
+def rows(published: Published, results_dir: Path) -> tuple[list[dict[str, Any]], list[Measured]]:
+    found, measurements = [], []
+    for claim in published.claims:
+        for reading in claim.readings:
+            measured = measure(reading, results_dir)
+            verdict = judge(claim, reading, measured)
+            found.append({"claim": claim.id, "source": claim.source, "kind": claim.kind, "claimed": _claimed(claim),
+                          "reading": reading.reading, "match": reading.match, "measured_by": _measured_by(reading),
+                          "measured": verdict.measured, "verdict": verdict.word, "difference": verdict.difference,
+                          "differs": reading.differs or "", "estimate": _estimate(reading)})
+            measurements.append(measured)
+    return found, measurements
+
+
+def _versions(measurements: list[Measured]) -> list[str]:
+    used = [r for m in measurements for r in m.results] + [m.ceiling.result for m in measurements
+                                                              if m.ceiling is not None and m.ceiling.result]
+    envs = [r.environment for r in used if r.environment is not None]
+    table = pd.DataFrame([{f"version:{k}": v for k, v in env.versions.items()} for env in envs]).drop_duplicates()
+    lines = versions_line(table, "the result files' `environment`") if len(table) else []
+    before = sum(1 for r in used if r.budget is not None and r.environment is not None and r.environment.cuda_available
+                 and r.budget.card_emulation is None)
+    if before:
+        lines += [f"{before} of the {len(used)} results read here ran before torch answered as the emulated card "
+                  "(`mem_get_info` and the device's total memory) and before the paged optimizer's cap was corrected; "
+                  "their cells are to be measured again (README, \"The emulated card\").", ""]
+    return lines
+
+
+def markdown(published: Published, table: pd.DataFrame, measurements: list[Measured]) -> str:
+    measured = int((table["verdict"] != NOT_MEASURED).sum())
+    lines = ["# Published claims, measured", "",
+             "Each claim as its source states it, beside the cell or ceiling search that measures it here under the "
+             "same setting (`harness/report/claims/published.yaml`; the matrices `ablations/claims.yaml` and "
+             "`ablations/claims-context.yaml`), read from the committed results by `vramlab claims`. Where the source "
+             "does not say how to read \"GB\", each reading is measured. A reading marked *approximate* is a "
+             "committed result whose setting differs (said under the claim): its verdict is only indicative. "
+             "Memory is the whole process's device memory, sampled through NVML, on a larger GPU emulating the "
+             "budget (README, \"On a GPU\"); random weights with the published shapes.", "",
+             f"{measured} of {len(table)} readings measured; the others say \"{NOT_MEASURED}\" until their cells run "
+             "on the GPU machine (`snakemake --config matrix=claims` and `matrix=claims-context`).", "",
+             *_versions(measurements)]
+    shown = pd.DataFrame({"claim": table["claim"], "claimed": table["claimed"], "read as": table["reading"],
+                          "measured by": table["measured_by"] + table["match"].map(
+                              {"exact": "", "approximate": " (approximate)"}),
+                          "measured": table["measured"], "verdict": "**" + table["verdict"] + "**",
+                          "difference": table["difference"]})
+    lines += [shown.to_markdown(index=False), ""]
+    for claim in published.claims:
+        source = published.sources[claim.source]
+        lines += [f"## `{claim.id}`", "", f"> {claim.quote}", "",
+                  f"- Source: {source.title}, {source.where}" + (f" ({source.note})" if source.note else "") + ".",
+                  f"- Setting as stated: {claim.setting}.", f"- The cells assume: {claim.assumes}."]
+        mine = table[table["claim"] == claim.id]
+        for _, row in mine[mine["differs"] != ""].iterrows():
+            lines.append(f"- Approximate reading {row['measured_by']}: {row['differs']}.")
+        for _, row in mine[mine["estimate"].notna()].iterrows():
+            lines.append(f"- The memory estimate's answer for {row['measured_by']} ({row['reading']}): "
+                         f"{int(row['estimate']):,} tokens (`vramlab estimate`: a prediction that starts the search, "
+                         "not a measurement).")
+        if claim.kind == "throughput":
+            lines += _throughput_note(claim)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _throughput_note(claim: Claim) -> list[str]:
+    reading = claim.readings[0]
+    settings = next(c for c in expand(reading.matrix) if c.name == reading.cells[0]).settings
+    mfu = claimed_mfu(claim, settings)
+    rates = "; ".join(f"{gpu}: {rate / 1e12:,.1f} TFLOPS ({why})" for gpu, (rate, why) in DENSE_BF16.items())
+    lines = [f"- Dense BF16 rates: {rates}."]
+    if mfu:
+        lines.append(f"- The claim as MFU, at the measuring cell's model FLOPs per token: {mfu[0]:.1%}–{mfu[1]:.1%}.")
+    return lines
+
+
+def write(results_dir: Path, reports_dir: Path, published: Published | None = None) -> list[Path]:
+    published = published or load()
+    found, measurements = rows(published, results_dir)
+    table = pd.DataFrame(found)
+    folder = reports_dir / "claims"
+    write_csv_atomic(folder / "claims.csv", table)
+    write_text_atomic(folder / "claims.md", markdown(published, table, measurements))
+    return [folder / "claims.csv", folder / "claims.md"]

@@ -1,0 +1,227 @@
+"""The quality part of a report, from reports/<matrix>/quality.csv (built by the aggregate from evaluation
+result files) beside cells.csv and steps.csv.
+
+Cells repeated over seeds are grouped under their name without the `/seed=N` suffix: mean, spread (sample
+standard deviation over seeds) and n. Every score is shown with its difference to the same model untrained
+(the adapter disabled), so the gain from fine-tuning shows. Random-weight models have no score: "n/a".
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from harness.evaluation.equivalence import EXACT_BY_DESIGN, Verdict, describe_tolerances, score_drifts
+from harness.report.paired_stats import BOOTSTRAP_DRAWS
+from harness.report.quality_claims import (
+    MARGINS,
+    OLD,
+    age_table,
+    recall_by_age,
+    technique_claims,
+    truncation_claims,
+    untrained_recall,
+    vocabulary_claims,
+)
+from harness.report.quality_findings import SIGMAS, effects, findings, group_name, main_metric, summarize
+from harness.report.tables import Column, Table, number
+from harness.spec.settings import SETTINGS
+
+
+def _cell(row: pd.Series | None) -> str:
+    if row is None:
+        return "–"
+    spread = f" ± {row['sd']:.3f}" if not math.isnan(row["sd"]) else ""
+    delta = f" ({row['delta']:+.3f})" if not math.isnan(row["delta"]) else ""
+    partial = "*" if row["partial"] else ""
+    return f"{row['mean']:.3f}{spread}{delta}{partial}"
+
+
+def quality_table(cells: pd.DataFrame, quality: pd.DataFrame) -> pd.DataFrame:
+    table = summarize(quality)
+    tasks = list(dict.fromkeys(quality["task"]))
+    groups = list(dict.fromkeys(cells["name"].map(group_name)))
+    random = {group_name(n) for n, r in zip(cells["name"], cells["random_weights"], strict=True) if r is True}
+    rows = []
+    for group in groups:
+        row: dict[str, Any] = {"cell": group}
+        for task in tasks:
+            metric = main_metric(quality, task)
+            match = table[(table["group"] == group) & (table["task"] == task) & (table["metric"] == metric)]
+            if group in random:
+                row[f"{task} {metric}"] = "n/a (random weights)"
+            elif match.empty:
+                statuses = quality.loc[(quality["name"].map(group_name) == group) & (quality["task"] == task),
+                                       "status"]
+                row[f"{task} {metric}"] = ", ".join(sorted(set(statuses))) or "pending"
+            else:
+                row[f"{task} {metric}"] = _cell(match.iloc[0])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def quality_latex(cells: pd.DataFrame, quality: pd.DataFrame) -> Table:
+    """The quality table (quality_table) for tables.tex."""
+    frame = quality_table(cells, quality)
+    repeats = bool((summarize(quality)["n"] > 1).any())
+    note = (("Mean over seeds ± standard deviation" if repeats else "The score of one cell")
+            + ", then in brackets the change against the same model untrained (its adapter disabled); * marks a "
+            "partial score (a `limit` capped the documents). bits_per_byte: lower is better; exact_match: higher "
+            "is better.")
+    columns = [Column("cell", numeric=False), *(Column(str(c)) for c in frame.columns[1:])]
+    rows = [[str(v) for v in row] for row in frame.itertuples(index=False)]
+    return Table("quality", "Quality of each cell (lm-eval)", columns, rows, note)
+
+
+def effects_table(cells: pd.DataFrame, quality: pd.DataFrame, reference: str) -> Table | None:
+    """Each change against the reference (quality_findings.effects), sorted by its effect on peak memory."""
+    change = effects(cells, quality, reference)
+    if change.empty:
+        return None
+    # by effect, the largest saving first; a stable sort keeps design order among equals and puts unknowns last
+    change = change.sort_values("Δ peak GiB", kind="stable", na_position="last")
+    tasks = [c for c in change.columns if c.startswith("Δ ") and c != "Δ peak GiB"]
+    columns = [Column("cell", numeric=False), Column("what differs", numeric=False), Column("n"),
+               Column("Δ peak device (GiB)"), *(Column(c) for c in tasks)]
+    rows = [[str(r["cell"]), str(r["what differs"]), str(r["n"]), number(r["Δ peak GiB"], 2, signed=True),
+             *(str(r[c]) for c in tasks)] for _, r in change.iterrows()]
+    note = (f"Differences of the means (a single cell against `{reference}` at the same seed), sorted by Δ peak "
+            f"device memory, the largest saving first. \"better\" or \"worse\" only beyond {SIGMAS:g} combined "
+            "standard errors (over seeds where there are several, else over documents); otherwise \"within the "
+            "spread\". Peak memory: whole-process device memory, compared the same way.")
+    return Table("quality-effects", f"Each change against `{reference}`: quality and memory", columns, rows, note)
+
+
+def equivalence(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame) -> list[Verdict]:
+    """Each cell whose only difference from another is an exact-by-design technique, held to its tolerances."""
+    settings = [s for s in SETTINGS if s in cells.columns]
+    ok = cells[cells["status"] == "ok"]
+    verdicts = []
+    for _, cell in ok.iterrows():
+        for (setting, level), reference_level in EXACT_BY_DESIGN.items():
+            if str(cell.get(setting)) != level:
+                continue
+            want = {s: str(cell[s]) for s in settings if s != setting}
+            candidates = ok[(ok[setting].astype(str) == reference_level)
+                            & (ok[list(want)].astype(str) == pd.Series(want)).all(axis=1)]
+            if candidates.empty:
+                continue
+            reference = candidates.iloc[0]
+            verdicts.append(_verdict(cell, reference, setting, level, steps, quality))
+    return verdicts
+
+
+def _verdict(cell: pd.Series, reference: pd.Series, setting: str, level: str, steps: pd.DataFrame,
+             quality: pd.DataFrame) -> Verdict:
+    mine = steps[steps["cell_id"] == cell["cell_id"]].set_index("step")["loss"]
+    theirs = steps[steps["cell_id"] == reference["cell_id"]].set_index("step")["loss"]
+    joined = pd.concat([mine, theirs], axis=1, keys=["a", "b"]).dropna()
+    loss = float(((joined["a"] - joined["b"]).abs() / joined["b"].abs()).max()) if len(joined) else None
+    drifts = []
+    a = quality[(quality["cell_id"] == cell["cell_id"]) & (quality["status"] == "ok")]
+    b = quality[(quality["cell_id"] == reference["cell_id"]) & (quality["status"] == "ok")]
+    for _, score in a.iterrows():
+        match = b[(b["task"] == score["task"]) & (b["metric"] == score["metric"])]
+        if match.empty:
+            continue
+        ref = match.iloc[0]
+        if score_drifts(float(score["value"]), _num(score["stderr"]), float(ref["value"]), _num(ref["stderr"])):
+            drifts.append(f"{score['task']} {score['metric']} {score['value']:.3f} vs {ref['value']:.3f}")
+    return Verdict(cell["name"], reference["name"], setting, level, loss, tuple(drifts))
+
+
+def _num(value: Any) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def claims_markdown(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
+    """The seed's claims with their intervals, and recall by fact age, from the items of the evaluations."""
+    truncation, vocabulary = truncation_claims(cells, items), vocabulary_claims(cells, items)
+    techniques, untrained = technique_claims(cells, items), untrained_recall(cells, items)
+    if not (truncation or vocabulary or techniques or untrained):
+        return []
+    lines = ["### The seed's claims, with intervals", "",
+             "Differences are paired: cells of the same seed on the same held-out items, averaged over seeds. "
+             f"Two 95% intervals: over items (a bootstrap of {BOOTSTRAP_DRAWS:,} draws, items redrawn within each "
+             "seed) and over seeds (Student's t; – with one seed). With fewer than 5 seeds a difference is called "
+             "only when the interval over items excludes zero and every seed's difference has the same sign; "
+             "\"no difference\" only when the interval lies inside "
+             + " and ".join(f"±{m:g} ({k.replace('_', ' ')})" for k, m in MARGINS.items())
+             + "; anything else is \"inconclusive\".", ""]
+    if truncation:
+        lines += ["Exponential-decay truncation against tail (\"prioritising recent information\"):", "",
+                  *[f"- {line}" for line in truncation], ""]
+    if vocabulary:
+        lines += ["Vocabulary slicing in a closed set of languages (\"without impact\" inside it):", "",
+                  *[f"- {line}" for line in vocabulary], ""]
+    if techniques:
+        lines += ["The techniques chosen for their quality (NF4 \"a good compromise of capacity\", RS-LoRA \"to "
+                  "improve stability\"), each against the cell that differs only in it:", "",
+                  *[f"- {line}" for line in techniques], ""]
+    lines += [f"- {line}" for line in untrained]
+    by_age = age_latex(cells, items)
+    if by_age is not None:
+        lines += ["", *by_age.markdown()]
+    return lines
+
+
+def age_latex(cells: pd.DataFrame, items: pd.DataFrame) -> Table | None:
+    """Recall by fact age (quality_claims.age_table) as a report table."""
+    frame = age_table(recall_by_age(cells, items))
+    if frame.empty:
+        return None
+    note = ("Exact recall of planted facts by how many sections before the question the fact was introduced: "
+            "trained (mean over seeds ± sd), then in brackets the same model untrained, the share of those "
+            "facts whose answer the truncated context still holds, and items per seed. "
+            f"\"Old\" facts in the claims above: {OLD} or more sections back. Chart: `recall_by_age.pdf`/"
+            "`.png`; every item: `items.csv`.")
+    columns = [Column("cell", numeric=False), Column("context (tokens)"), Column("truncation", numeric=False),
+               *(Column(str(c)) for c in frame.columns[3:])]
+    rows = [[str(v) for v in row] for row in frame.itertuples(index=False)]
+    return Table("recall-by-age", "Recall by fact age", columns, rows, note)
+
+
+def equivalence_table(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame) -> Table | None:
+    """Each exact-by-design technique against its reference cell (equivalence), as a report table."""
+    verdicts = equivalence(cells, steps, quality)
+    if not verdicts:
+        return None
+    rows = [[v.cell, v.reference, f"{v.loss_max_relative:.2%}" if v.loss_max_relative is not None else "–",
+             "drift: " + "; ".join(v.score_drifts or ("loss",)) if v.drift else "agrees"] for v in verdicts]
+    columns = [Column("cell", numeric=False), Column("reference", numeric=False),
+               Column("largest loss difference"), Column("verdict", numeric=False)]
+    return Table("equivalence", "Equivalence checks", columns, rows,
+                 f"Techniques that should not change the numbers, against their reference cell: "
+                 f"{describe_tolerances()}.")
+
+
+def quality_tables(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame, reference: str,
+                   items: pd.DataFrame | None) -> list[Table]:
+    """Every table the quality section shows, in its order, for tables.tex."""
+    found = [age_latex(cells, items) if items is not None and len(items) else None, quality_latex(cells, quality),
+             effects_table(cells, quality, reference), equivalence_table(cells, steps, quality)]
+    return [table for table in found if table is not None]
+
+
+def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame, reference: str,
+             items: pd.DataFrame | None = None) -> list[str]:
+    lines = ["## Quality (lm-eval)", "",
+             *(claims_markdown(cells, items) if items is not None and len(items) else [])]
+    lines += [*quality_latex(cells, quality).markdown(),
+              "Charts: `quality_by_cell.pdf`/`.png` (each task per cell, trained and untrained), "
+              "`quality_vs_memory.pdf`/`.png` (the trade-off). Every score with its stderr and n: `quality.csv`.", ""]
+    skipped = quality[quality["status"].isin(["skipped", "error"])].drop_duplicates(["task", "reason"])
+    for _, row in skipped.iterrows():
+        lines.append(f"- `{row['task']}` {row['status']} for some cells: {row['reason']}")
+    change = effects_table(cells, quality, reference)
+    if change is not None:
+        lines += ["", *change.markdown()]
+    found = findings(cells, quality, reference)
+    if found:
+        lines += ["", "### Findings", "", *[f"- {line}" for line in found]]
+    checks = equivalence_table(cells, steps, quality)
+    if checks is not None:
+        lines += ["", *checks.markdown()]
+    return [*lines, ""]

@@ -1,0 +1,74 @@
+"""`vramlab report --all`: every committed matrix's tables, report, methods and charts rebuilt from the committed
+result files, byte for byte what is committed (tests/test_readme.py holds them to it). A matrix whose committed
+tables list pending cells was measured over several sessions and is aggregated as partial, as it was made. A
+ceiling report (reports/<matrix>/ceiling.csv) is rebuilt from its kept probes; a probe is never run here. The
+memory estimate's calibration (reports/estimate/) is rebuilt from the result folders its calibration.md names; the
+claims report (reports/claims/, harness/report/claims/) from the results it reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from harness.process.ceiling import search
+from harness.report.aggregate import aggregate
+from harness.report.build import build_report
+from harness.report.calibration import rebuild_calibration
+from harness.report.ceiling_report import write_report
+from harness.report.claims import build as claims
+from harness.spec.matrix import ceiling_spec, expand
+
+
+def committed_matrices(reports_dir: Path) -> list[str]:
+    """The matrices with a report: a folder of reports_dir with a cells.csv."""
+    return sorted(path.parent.name for path in reports_dir.glob("*/cells.csv"))
+
+
+def partial(reports_dir: Path, matrix: str) -> bool:
+    """Whether the matrix's committed tables hold cells not run yet (then it is aggregated as partial)."""
+    return bool(pd.read_csv(reports_dir / matrix / "cells.csv")["status"].eq("pending").any())
+
+
+def rebuild(matrix: str, results_dir: Path, reports_dir: Path, out_dir: Path) -> list[Path]:
+    """One matrix's tables and report, from results_dir, into out_dir/<matrix>/ (out_dir may be reports_dir)."""
+    aggregate(matrix, results_dir, out_dir, partial=partial(reports_dir, matrix))
+    written = build_report(out_dir / matrix)
+    # a chart the data no longer call for (a loss chart of random weights, say) is not left behind, stale
+    for chart in [*(out_dir / matrix).glob("*.pdf"), *(out_dir / matrix).glob("*.png")]:
+        if chart not in written:
+            chart.unlink()
+    return written
+
+
+def ceiling_matrices(reports_dir: Path) -> list[str]:
+    return sorted(path.parent.name for path in reports_dir.glob("*/ceiling.csv"))
+
+
+class ProbeMissing(RuntimeError):
+    """A ceiling's answer needs a probe that is not kept: `vramlab ceiling` measures it, a rebuild never does."""
+
+
+def rebuild_ceiling(matrix: str, results_dir: Path, out_dir: Path) -> list[Path]:
+    def refuse(_matrix: str, cell: object, context: int, _out: Path) -> None:
+        raise ProbeMissing(f"{matrix}: no kept probe at {context:,} tokens for {getattr(cell, 'name', cell)}; "
+                           f"run `vramlab ceiling {matrix}` to measure it")
+
+    spec = ceiling_spec(matrix)
+    cells = expand(matrix)
+    return write_report(cells[0].matrix, [search(matrix, cell, spec, results_dir, run=refuse) for cell in cells],
+                        out_dir)
+
+
+def rebuild_all(results_dir: Path, reports_dir: Path, out_dir: Path | None = None,
+                matrices: list[str] | None = None) -> list[Path]:
+    out = out_dir or reports_dir
+    paths = [path for matrix in matrices or committed_matrices(reports_dir)
+             for path in rebuild(matrix, results_dir, reports_dir, out)]
+    if matrices is None:
+        paths += [path for matrix in ceiling_matrices(reports_dir)
+                  for path in rebuild_ceiling(matrix, results_dir, out)]
+        paths += rebuild_calibration(results_dir, reports_dir, out)
+        if (reports_dir / "claims" / "claims.md").is_file():  # the published claims beside their measurements
+            paths += claims.write(results_dir, out)
+    return paths

@@ -1,0 +1,79 @@
+"""The measuring process of one cell, as its supervisor (harness/process/supervisor.py) starts it: fresh with
+`python -m harness.run ARGS`, or forked from a warm-start spare; `vramlab run-cell-worker` is the same."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+from harness.core.console import run_command, start_logging
+from harness.results import adapter_folder, result_path
+from harness.run import bytecode, worker_status
+from harness.run.measure import run
+from harness.spec.ceiling import probe_cell
+from harness.spec.cells import Cell
+from harness.spec.matrix import MatrixError, check_cell, find_cell, matrix_options
+from harness.spec.settings import SETTINGS
+
+
+def cell_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments a cell is named and measured by, the same for `vramlab run-cell` and its worker."""
+    p.add_argument("--matrix", required=True)
+    p.add_argument("--cell", required=True, help="the cell id")
+    p.add_argument("--out", help="result file (default results/<matrix>/<cell_id>.json)")
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--keep-adapter", action="store_true",
+                   help="save the trained adapter under results/<matrix>/adapters/<cell_id>/ for evaluation")
+    p.add_argument("--shared-device", action="store_true",
+                   help="other cells run on the device at the same time: throughput is recorded as not measured")
+    p.add_argument("--context", type=int, metavar="TOKENS",
+                   help="the cell at another context, a cell of its own (a probe of `vramlab ceiling`)")
+    p.add_argument("--memory-history", metavar="FILE",
+                   help="record the allocator's history (CUDA): the snapshot to FILE, and what is alive at the "
+                        "allocated peak, by the code that made it, to FILE.peak.json (harness/run/memory_history.py)")
+
+
+def cell_and_paths(args: argparse.Namespace) -> tuple[Cell, Path, Path | None]:
+    """The cell (a probe at --context is a cell of its own), its result file and where its adapter is kept."""
+    cell = find_cell(args.matrix, args.cell)
+    if args.context is not None:
+        problem = SETTINGS["context"].check(args.context)
+        if problem:
+            raise MatrixError(f"--context: {problem}")
+        cell = probe_cell(cell, args.context)
+        check_cell(args.matrix, cell)  # as validate checks the matrix's cells: the context against the model
+    out = Path(args.out) if args.out else result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
+    adapter = adapter_folder(out.parent.parent, cell.matrix, cell.cell_id) if args.keep_adapter else None
+    return cell, out, adapter
+
+
+def measure(args: argparse.Namespace) -> int:
+    """The cell measured into its result file, whatever happens to it (harness/run/measure.py)."""
+    with worker_status.worker():
+        cell, out, adapter = cell_and_paths(args)
+        run(cell, out, adapter, shared_device=args.shared_device,
+            predicted_oom=matrix_options(args.matrix)["predicted_oom"])
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    bytecode.enable()  # (where the entry point did not already)
+    start_logging()
+    parser = argparse.ArgumentParser(prog="python -m harness.run", description=__doc__.split("\n\n")[0])
+    cell_arguments(parser)
+    args = parser.parse_args(argv)
+    return run_command(lambda: measure(args))
+
+
+def end_worker(code: int) -> NoReturn:
+    """How a measuring process ends once its result is written: the interpreter's teardown (freeing pinned host
+    memory, the CUDA context, every module) takes seconds that nobody waits for, and the kernel frees all of it
+    at exit. A forked one must also never return into the spare it was forked from."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

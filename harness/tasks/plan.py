@@ -1,0 +1,72 @@
+"""The `evaluation:` section of a matrix file: which tasks the evaluate stage runs on every trained cell.
+Why it is so: docs/matrix-files.md."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.data.workload.examples import DEFAULT_TARGETS
+
+TASK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_INT_OPTIONS = {"documents": 1, "examples": 1, "seed": 0, "batch_size": 1}
+
+
+class EvaluationSpecError(ValueError):
+    """A problem in the `evaluation:` section; the message says where and how to fix it."""
+
+
+@dataclass(frozen=True)
+class EvaluationPlan:
+    tasks: tuple[str, ...] = ()
+    documents: int = 8
+    examples: int = 40
+    limit: int | None = None
+    seed: int = 1000
+    baseline: bool = True
+    batch_size: int = 1
+    recall_targets: tuple[float, ...] = DEFAULT_TARGETS
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def task_names(self) -> list[str]:
+        return list(self.tasks)
+
+    @classmethod
+    def parse(cls, section: Any) -> EvaluationPlan:
+        if section is None:
+            return cls()
+        if not isinstance(section, dict):
+            raise EvaluationSpecError(f"expected a mapping with 'tasks', got {type(section).__name__}")
+        known = {"tasks", "limit", "baseline", "recall_targets", *_INT_OPTIONS}
+        for key in section:
+            if key not in known:
+                raise EvaluationSpecError(f"unknown key {key!r}; known: {', '.join(sorted(known))}")
+        tasks = section.get("tasks")
+        if not isinstance(tasks, list) or not tasks:
+            raise EvaluationSpecError("tasks: expected a non-empty list of task names")
+        for task in tasks:
+            if not isinstance(task, str) or not TASK_NAME.match(task):
+                raise EvaluationSpecError(f"tasks: {task!r} is not a task name (letters, digits, '_', '.', '-')")
+        if len(set(tasks)) != len(tasks):
+            raise EvaluationSpecError("tasks: a task is listed twice")
+        options: dict[str, Any] = {}
+        for key, minimum in _INT_OPTIONS.items():
+            if key in section:
+                value = section[key]
+                if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                    raise EvaluationSpecError(f"{key}: {value!r} is not an integer of at least {minimum}")
+                options[key] = value
+        limit = section.get("limit")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise EvaluationSpecError(f"limit: {limit!r} is not a positive integer (or null for every document)")
+        baseline = section.get("baseline", True)
+        if not isinstance(baseline, bool):
+            raise EvaluationSpecError(f"baseline: {baseline!r} is not true or false")
+        targets = section.get("recall_targets", list(DEFAULT_TARGETS))
+        if not isinstance(targets, list) or not targets or not all(
+                isinstance(t, int | float) and not isinstance(t, bool) and 0 < t <= 1 for t in targets):
+            raise EvaluationSpecError(f"recall_targets: {str(targets)[:80]} is not a non-empty list of fractions "
+                                      "in (0, 1]")
+        return cls(tasks=tuple(tasks), limit=limit, baseline=baseline, recall_targets=tuple(float(t) for t in targets),
+                   **options)
