@@ -1,16 +1,7 @@
 """Which part of bitsandbytes' paged 8-bit AdamW state is paged (unified memory, outside PyTorch's allocator)
-and which part is an ordinary device tensor (inside the allocator, so inside the budget's cap).
-
-Read in bitsandbytes 0.50.2 (bitsandbytes/optim/optimizer.py), the version the GPU results ran with:
-- `Optimizer8bit.get_state_buffer`: `if not self.is_paged or p.numel() < 1e5: return torch.zeros_like(...)`,
-  else `F.get_paged(...)`: only the states of a parameter of 100,000 elements or more are paged;
-- `Optimizer2State.init_state`: a parameter under `min_8bit_size` elements (4,096 by default) gets two fp32
-  states, else two uint8 states (`state1`, `state2`), and in the 8-bit case two fp32 block absmax vectors
-  (`absmax1`, `absmax2`, one value per block of 256) made with `torch.zeros(..., device=p.device)`: never
-  paged.
-So the paged part is two bytes per element of each trainable parameter of 100,000 elements or more; everything
-else the optimizer holds is allocated as any tensor is. The memory estimate (harness/estimate/memory_model.py)
-and the budget (harness/budget.py) both read these rules from here.
+and which part is an ordinary device tensor (inside the allocator, so inside the budget's cap), as bitsandbytes
+0.50.2 has it; the estimate (harness/estimate/memory_model.py) and the budget (harness/core/budget.py) both read
+these rules from here. Where in bitsandbytes they were read: docs/measurement.md.
 """
 
 from __future__ import annotations

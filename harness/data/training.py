@@ -1,15 +1,5 @@
 """Training sequences for a cell, made on the machine without any download, and the data settings.
-
-- `stdlib-docs`: real English prose, the docstrings of a fixed list of Python standard-library
-  modules, one document per module, tokenized with the model's own tokenizer and packed into
-  sequences of exactly `context` tokens (documents separated by EOS). Every machine has it; its
-  fingerprint is recorded because it follows the Python version.
-- `zipf`: token ids drawn with a Zipf law over the vocabulary, ranks shuffled over ids by the seed.
-  For models with random weights, where text means nothing but the frequency skew still matters to
-  vocabulary slicing.
-
-Every sequence is full: tokens/s counts real tokens, with no padding.
-"""
+Why it is so: docs/data.md."""
 
 from __future__ import annotations
 

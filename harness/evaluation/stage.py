@@ -1,14 +1,5 @@
 """The evaluate stage: one trained cell, the matrix's tasks, one result file per task.
-
-The base model is loaded as the cell trained it (NF4 if it was quantized, sliced with the cell's own
-vocabulary map if it was sliced), through transformers, with the cell's adapter on top; lm-eval's
-Hugging Face wrapper takes the model object. Each task is scored twice: with the adapter, and with it
-disabled (the untrained baseline, remembered under a key of everything it depends on, since many cells
-share a base model). A task whose file already holds a score for this very adapter is not run again, so a
-task added to the matrix later costs only itself. Every outcome is a file: `not_applicable` for random
-weights (quality is never reported for them), `skipped` with the reason where a task's data is not
-available here or the cell has no trained adapter, `error` with the traceback otherwise.
-"""
+Why it is so: docs/quality.md."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ def measured_on(searches: list[Search]) -> list[str]:
     return [*lines, ""]
 
 
-def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list[Path]:
+def write_csv_and_chart(matrix: str, searches: list[Search], reports_dir: Path) -> list[Path]:
     """reports/<matrix>/ceiling.csv (one row a configuration) and the ceiling chart: the context each
     configuration reached within its budget, with its peak and its speed there. harness.report.ceiling_report
     writes the tables beside them (ceiling.md, tables.tex)."""

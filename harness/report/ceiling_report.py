@@ -1,5 +1,5 @@
-"""The ceiling report (reports/<matrix>/): ceiling.csv and its chart (harness.report.ceiling.write_report), and
-beside them ceiling.md and tables.tex, both from one Table (harness.report.ceiling_table)."""
+"""The ceiling report (reports/<matrix>/): ceiling.csv and its chart (harness.report.ceiling.write_csv_and_chart),
+and beside them ceiling.md and tables.tex, both from one Table (harness.report.ceiling_table)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import pandas as pd
 
 from harness.core.atomic_files import write_text_atomic
 from harness.process.ceiling import GUESS_MARGIN, Search
-from harness.report.ceiling import measured_on
-from harness.report.ceiling import write_report as write_csv_and_chart
+from harness.report.ceiling import measured_on, write_csv_and_chart
 from harness.report.ceiling_table import ceiling_table
 from harness.report.tables import LATEX_NEEDS
 

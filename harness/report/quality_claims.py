@@ -1,17 +1,6 @@
-"""The seed's two quality claims answered from item outcomes (reports/<matrix>/items.csv), with intervals:
-
-1. exponential-decay truncation "prioritising recent information": exp_decay against tail (and one decay
-   ratio against another) at the same context, on exact recall of planted facts, overall and for facts
-   introduced long before the question, and on the documents' bits per byte;
-2. vocabulary slicing "without impact if the model works in a closed set of languages": each sliced cell
-   against the native vocabulary, on held-out text inside the kept languages and outside them;
-3. the techniques the seed chose for what they cost in quality (4-bit NF4 weights, RS-LoRA's scaling, the
-   rank): each against the cell that differs only in it, on the workload.
-
-Each sentence carries the difference, its 95% intervals over items and over seeds, n, and a word allowed by
-those intervals (harness.report.paired_stats.read). Recall by age: facts grouped by how many sections before the
-question they were introduced.
-"""
+"""The seed's two quality claims (exponential-decay truncation, vocabulary slicing), and the techniques it chose
+for what they cost in quality, answered from item outcomes (reports/<matrix>/items.csv), with intervals.
+Why it is so: docs/quality.md."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
 """What a quality matrix says, in numbers, from reports/<matrix>/quality.csv and cells.csv: each change against
 the reference cell (its effect on memory and on every task), and the questions the matrix was built to answer
 (exp_decay against tail at the same budget, what slicing costs inside and outside the kept languages, LoRA
-against RS-LoRA, rank, 4-bit).
-
-A difference is called "better" or "worse" only when it is larger than twice the combined standard error of
-the two means; otherwise it is "within the spread". The standard error of a mean over seeds is its standard
-deviation over seeds divided by the square root of n; a single cell has no seeds to spread over, so its
-score's own standard error (over documents) stands in, and it is compared with the reference cell of the same
-seed where there is one.
-"""
+against RS-LoRA, rank, 4-bit). Why it is so: docs/quality.md."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
 """Results made before budgets had one spelling: `vramlab migrate` moves them to the id their budget has now.
-
-A cell id is a hash of the settings as written in the cell, and until budgets were made canonical
-(harness/core/budget.py, `canonical_budget`) '16384MiB' and '16GiB' were two cells. A result file of the first
-spelling still validates (its id is the hash of its own config), but the matrix now looks for the second id,
-so the measurement would be made again. Rewriting it under the canonical spelling, with its new id and file
-name, and moving its evaluations along, keeps it. Every measurement is carried over as it was; a file whose
-new name is already taken is left where it is and said (two measurements of one cell: the user chooses).
-
-Every result committed here is written in a canonical spelling ('16GiB', 'rtx4080'), so none moves; ceiling
-probes (results/<matrix>/ceiling/<cell id>/) are not moved, since their folder is named by a cell whose
-context the probe does not record.
+A result file keeps its measurements and moves to its new id and file name with its evaluations; one whose new name
+is taken stays where it is, and is said. Why, and what is not moved: docs/measurement.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """What becomes of a result file that is already there: one decision, taken the same way by every command that
 could replace it (the Snakefile's plan, `vramlab run-cell`, the evaluate stage).
-
-A file that holds a valid result of its own cell (or cell and task) is kept: it is the measurement, committed
-ones being the published reference. It is redone only where it cannot stand:
-
-A result written by a newer vramlab (a schema_version above this one's) is neither: it is kept, and every command
-refuses it with NewerSchemaError, asking for an upgrade.
-
-- damaged: not a valid result, or the result of another cell or task (set aside in damaged/, never deleted);
-- an `error` whose input has changed since: the error came from the user's data (`chat:`/`text:`) as it was
-  then, and the data's digest recorded in the result no longer matches the data that is there now (set aside in
-  superseded/).
-
-Nothing here depends on file times, so a fresh clone, whatever order git wrote its files in, redoes nothing.
-"""
+Why it is so: docs/measurement.md."""
 
 from __future__ import annotations
 

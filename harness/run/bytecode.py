@@ -1,16 +1,5 @@
 """Compiled bytecode kept in the cache folder where Python is told not to write it beside the sources.
-
-Container images often set PYTHONDONTWRITEBYTECODE=1 and install packages with `pip --no-compile`; the GPU
-machine this harness is measured on does both. Then every process compiles every module it imports from
-source: 5-7 s of torch, sympy and Unsloth per process there, before any of the cell's work, and again in the
-next cell. Python can write and read its bytecode in a separate tree instead (`sys.pycache_prefix`), which
-leaves the installed packages untouched. The harness's processes do so, under the cache folder, only where
-writing bytecode is off; each result records it (`records.process.bytecode_cache`). The bytecode is what
-Python itself would have cached beside each source, checked against the source's time and size on every
-import, so a cell runs the same code either way.
-
-VRAMLAB_BYTECODE_CACHE=0 turns it off.
-"""
+Why it is so: docs/measurement.md."""
 
 from __future__ import annotations
 

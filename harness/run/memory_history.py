@@ -1,16 +1,5 @@
-"""What is alive on the device at a cell's allocated peak, and which code made it.
-
-`vramlab run-cell --memory-history FILE` records PyTorch's allocator history while the cell trains
-(torch.cuda.memory._record_memory_history) and, when training ends or fails, writes the snapshot to FILE
-and a summary beside it (FILE with `.peak.json`): the events are replayed to find the moment of the
-largest allocated total, and the blocks alive then are grouped by the first frame of their stack that
-belongs to a library doing the work (Unsloth, peft, transformers, bitsandbytes, TRL, Liger, the harness)
-rather than torch's own internals. This is how a gap between the memory estimate and a measurement is
-explained block by block instead of fitted.
-
-The option travels to the cell's worker process in VRAMLAB_MEMORY_HISTORY, since the worker is started by
-the supervisor with the same arguments for every cell.
-"""
+"""What is alive on the device at a cell's allocated peak, and which code made it (`vramlab run-cell
+--memory-history FILE`). Why it is so: docs/measurement.md."""
 
 from __future__ import annotations
 

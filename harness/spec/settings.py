@@ -1,14 +1,5 @@
 """Every setting a cell can have: its type, its allowed levels, its default and its one-line help.
-
-Settings are declared where they are used: the run settings below (what is trained, for how long, within
-what budget), the data settings in `harness/data/training.py`, and each technique's own settings in its module
-under `harness/stack/techniques/` (the `Setting` type is harness/core/setting.py). `SETTINGS` assembles them,
-in that order, into the table that matrix files are validated against and that `vramlab settings` prints.
-
-A cell's id is a hash of its settings (harness/spec/cells.py). Settings added after the first results were
-committed are declared with `hashed_at_default=False`: they enter the hash only when a cell sets them to
-something other than their default, so every cell measured before they existed keeps its id.
-"""
+Why it is so: docs/matrix-files.md."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
 """A sliced vocabulary's map between the tokenizer's ids and the model's rows, as a sliced tokenizer would
-behave.
-
-A kept token keeps its meaning under a new id (its row in the sliced embedding and LM head). A token that
-was sliced away is spelled with the tokens of its bytes, which slicing always keeps (the 256 symbols of a
-byte-level BPE, or SentencePiece's <0xNN> pieces): text stays representable, only longer, and the model
-pays for the spelling in its loss, which is the quality price of slicing. Where a tokenizer has no byte
-tokens (the placeholder tokenizers of random-weight models), a sliced-away token becomes one fallback
-token instead (unk, else eos). The map is saved beside a trained adapter (`vocabulary.json`), so an
-evaluation rebuilds the same model.
-"""
+behave. Why it is so: docs/stack.md."""
 
 from __future__ import annotations
 

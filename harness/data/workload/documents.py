@@ -13,7 +13,7 @@ from harness.data.workload import facts as fact_kinds
 from harness.data.workload import words as v
 
 SECTION_SEPARATOR = "\n\n"
-TOKENS_PER_WORD = 1.15  # a lower bound for GPT-2-style tokenizers, see the module docstring
+TOKENS_PER_WORD = 1.15  # a lower bound for GPT-2-style tokenizers (docs/data.md, its size)
 _SLOT = re.compile(r"\{([a-z_]+?)\d?\}")
 _SMALL_WORDS = frozenset({"a", "an", "and", "at", "for", "in", "of", "on", "the", "to", "with"})
 

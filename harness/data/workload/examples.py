@@ -1,15 +1,5 @@
 """Training and evaluation examples from long documents (and chat conversations, harness.data.workload.chat).
-
-Training: the target is one section (never the first, which has no preceding text); the input is as
-much of the preceding text as the truncation policy allows within `context` tokens, then the target,
-with the loss on the target only. Sections are tokenized one by one and followed by the tokens of a
-blank line; a section that exp_decay cuts keeps its first tokens and still ends with that blank line
-(its last kept content tokens make room for it), so the next heading always starts a line.
-
-Evaluation items are strings, because lm-eval works on strings: the context is decoded from the kept
-tokens, then the whole prompt is re-encoded and the budget lowered until it really fits, since
-re-tokenizing joined text can differ from the sum of its pieces by a token at a seam.
-"""
+Why it is so: docs/data.md."""
 
 from __future__ import annotations
 

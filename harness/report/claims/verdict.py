@@ -1,14 +1,6 @@
-"""A claim's reading against its measurement: one verdict word and the difference, by kind of claim.
-
-- max_context: the search's answer against the claimed tokens; "agrees" within the search's resolution (its own
-  precision), else "more than claimed" or "less than claimed";
-- peak_memory: the cells' whole-process device peaks against the claimed range, its GB read as the reading says;
-  "within", "below", "above", or "partly outside" where the cells (trainers, lengths) straddle a bound; a cell that
-  ran out of memory gives a lower bound;
-- fits: the cell trained within the card at the claimed context ("holds"), or the search's answer reaches it;
-- throughput: tokens/s on another GPU compared as model FLOPs utilization: tokens/s x model FLOPs per token
-  (harness/flops.py) over the GPU's dense BF16 rate from its datasheet, on both sides.
-A reading whose setting differs from the claim's (match: approximate) gets its word prefixed "indicative".
+"""A claim's reading against its measurement: one verdict word and the difference, by kind of claim:
+max_context, peak_memory, fits and throughput (compared as model FLOPs utilization); a reading whose setting differs
+from the claim's is only "indicative". How each is judged: docs/claims.md.
 """
 
 from __future__ import annotations
