@@ -158,7 +158,7 @@ def test_the_readme_states_the_generated_calibration_result():
 
 def test_the_later_gpu_folders_are_predicted_within_tolerance_on_the_peak_the_model_explains():
     found = [r for r in rows(CALIBRATED_RESULTS) if r.matrix not in GPU_MATRICES]
-    assert len(found) == 44  # 4 cells of vocab-16gb, 40 of quality-qwen
+    assert len(found) == 57  # 4 cells of vocab-16gb, 53 of quality-qwen
     misses = [f"{r.matrix}/{r.name}: {r.error:+.1%}" for r in found
               if r.matrix not in DEVICE_PEAK_MISSED and abs(r.error) > TOLERANCE]
     misses += [f"{r.matrix}/{r.name}: allocated {r.allocated_error}" for r in found if r.matrix in DEVICE_PEAK_MISSED

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from harness.report.quality_findings import effects, findings, summarize, verdict
+from tests.conftest import REPO
 
 GIB = 2**30
 SETTINGS = {"context": 2048, "truncation": "exp_decay", "truncation_decay": 0.5, "adapter": "rslora", "lora_rank": 16,
@@ -126,3 +127,17 @@ def test_answer_in_context_is_a_property_of_the_data_and_gets_no_verdict():
                    (("workload_recall", "answer_in_context"),))
     assert "0.400 vs 0.433" in line and "worse" not in line and "better" not in line
     assert "no verdict" in line
+
+
+def test_the_quality_table_says_pending_only_for_cells_that_can_still_be_evaluated():
+    """From the committed quality-qwen report: none-32k was skipped and unsloth failed, so they have no scores
+    to wait for; flash-attention-2 trained and waits for its evaluations."""
+    from harness.report.quality import quality_table
+
+    folder = REPO / "reports" / "quality-qwen"
+    table = quality_table(pd.read_csv(folder / "cells.csv"), pd.read_csv(folder / "quality.csv")).set_index("cell")
+    column = "workload_recall exact_match"
+    assert table.loc["none-32k", column] == "– (cell skipped)"
+    assert table.loc["unsloth", column] == "– (cell error)"
+    assert table.loc["flash-attention-2", column] == "pending"
+    assert table.loc["exp-decay-32k", column].startswith("0.292")

@@ -40,8 +40,8 @@ def test_readme_headline_is_the_committed_report():
 
 
 # Matrices completed over several GPU sessions: their committed report is partial and says so (pending rows).
-# quality-qwen: 40 of its 55 cells measured over two sessions (device time ran out).
-PARTIAL: set[str] = {"quality-qwen"}
+# None at present (quality-qwen has a result for every cell since its third session).
+PARTIAL: set[str] = set()
 
 
 @pytest.mark.slow

@@ -44,6 +44,10 @@ def quality_table(cells: pd.DataFrame, quality: pd.DataFrame) -> pd.DataFrame:
     tasks = list(dict.fromkeys(quality["task"]))
     groups = list(dict.fromkeys(cells["name"].map(group_name)))
     random = {group_name(n) for n, r in zip(cells["name"], cells["random_weights"], strict=True) if r is True}
+    # a cell that was skipped or failed has nothing to evaluate: its scores are not pending, they never come
+    untrained = {group: ", ".join(sorted(set(statuses))) for group, statuses
+                 in cells.groupby(cells["name"].map(group_name), sort=False)["status"]
+                 if not set(statuses) & {"ok", "pending"}}
     rows = []
     for group in groups:
         row: dict[str, Any] = {"cell": group}
@@ -55,7 +59,8 @@ def quality_table(cells: pd.DataFrame, quality: pd.DataFrame) -> pd.DataFrame:
             elif match.empty:
                 statuses = quality.loc[(quality["name"].map(group_name) == group) & (quality["task"] == task),
                                        "status"]
-                row[f"{task} {metric}"] = ", ".join(sorted(set(statuses))) or "pending"
+                row[f"{task} {metric}"] = (", ".join(sorted(set(statuses)))
+                                           or (f"– (cell {untrained[group]})" if group in untrained else "pending"))
             else:
                 row[f"{task} {metric}"] = _cell(match.iloc[0])
         rows.append(row)

