@@ -72,7 +72,8 @@ def test_killed_run_resumes_redoing_only_the_unfinished_cell(tmp_path, cache_dir
     # Wait until one cell has finished and the next one is training, then kill everything at once.
     deadline = time.time() + 300
     while time.time() < deadline:
-        trained = [p for p in results.glob("*.json") if json.loads(p.read_text())["status"] == "ok"]
+        # a result being written is a hidden temporary file (.<id>.*.tmp.json) until it is renamed: skip it
+        trained = [p for p in results.glob("[!.]*.json") if json.loads(p.read_text())["status"] == "ok"]
         running = [p for p in (results / "logs").glob("*.log") if "step 1/" in p.read_text()
                    and not (results / (p.stem + ".json")).exists()] if results.exists() else []
         if trained and running:
@@ -87,14 +88,14 @@ def test_killed_run_resumes_redoing_only_the_unfinished_cell(tmp_path, cache_dir
     proc.wait()
     killed_cell = running[0].stem
     assert not (results / f"{killed_cell}.json").exists()
-    before = {p.name: p.stat().st_mtime_ns for p in results.glob("*.json")}
+    before = {p.name: p.stat().st_mtime_ns for p in results.glob("[!.]*.json")}
     for path in before:  # every file under its final name is a complete result
         assert json.loads((results / path).read_text())["status"] in ("ok", "skipped")
 
     proc = snakemake(tmp_path, matrix, cache_dir)
     out, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, out[-3000:]
-    after = {p.name: p.stat().st_mtime_ns for p in results.glob("*.json")}
+    after = {p.name: p.stat().st_mtime_ns for p in results.glob("[!.]*.json")}
     assert len(after) == 4
     assert all(after[name] == mtime for name, mtime in before.items())  # finished cells were not rerun
     assert f"{killed_cell}.json" in after
