@@ -207,15 +207,16 @@ def register_marked_tokens(tokenizer: Any, vocab: GGUFVocab) -> list[str]:
     return added
 
 
-def gguf_tokenizer(file: Path) -> Any:
+def gguf_tokenizer(file: Path, vocab: GGUFVocab | None = None) -> Any:
     """The tokenizer every GGUF model source uses: transformers' conversion, its marked tokens registered."""
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(file.parent, gguf_file=file.name)
-    register_marked_tokens(tokenizer, read_vocab(file))
+    register_marked_tokens(tokenizer, vocab if vocab is not None else read_vocab(file))
     return tokenizer
 
 
 def check_file(file: Path) -> list[Finding]:
     """Compare the tokenizer a GGUF model source builds with the file's vocabulary."""
-    return compare(read_vocab(file), gguf_tokenizer(file))
+    vocab = read_vocab(file)  # parsed once, for the registration and the comparison
+    return compare(vocab, gguf_tokenizer(file, vocab))
