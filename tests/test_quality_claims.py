@@ -178,3 +178,17 @@ def test_each_technique_is_held_against_the_cell_that_differs_only_in_it() -> No
     assert "bits per byte of the target sections" in nf4 and "**no difference**" in nf4
     assert "difference -0.2" in adapter and "**better (fewer bits per byte)**" in adapter
     assert "n = 3 seeds × 40 paired items" in rank
+
+
+def test_untrained_recall_at_the_floor_says_whether_truncation_or_the_model_holds_it_there() -> None:
+    cells = _cells({"short": {}, "long": {"context": 16384}})
+    cut = [dict(r, in_context=i % 5 == 0) for i, r in enumerate(_recall_items(0.0, 0, name="short", model="untrained"))]
+    for r in cut:
+        r["exact_match"] = float(r["in_context"])  # every answer the context holds is recalled, none other
+    items = pd.DataFrame(cut + _recall_items(0.6, 0, name="long", model="untrained"))
+    line = untrained_recall(cells, items)[0]
+    assert "At or under 20%: 8,192 tokens exp_decay (ρ = 0.5), where the context holds only 20% of the answers " \
+        "and the model recalls 1.00 of those it holds: the truncation holds recall down, not the model; a " \
+        "context of 16,384 tokens lifts every policy above 20%." in line
+    high = pd.DataFrame(_recall_items(0.6, 0, name="short", model="untrained"))
+    assert untrained_recall(cells, high)[0].endswith("Every setting recalls more than 20% untrained.")

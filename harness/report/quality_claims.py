@@ -22,6 +22,9 @@ OLD = 15
 LANGUAGE_NAMES = {"en": "English", "es": "Spanish", "ca": "Catalan", "fr": "French", "de": "German"}
 
 
+# untrained exact recall at or under a fifth of the facts is "at the floor": too little for policies to differ
+FLOOR = 0.2
+
 def age_bucket(sections_back: float) -> str:
     for low, high in zip(AGE_EDGES, (*AGE_EDGES[1:], None), strict=True):
         if high is None or sections_back < high:
@@ -186,6 +189,7 @@ def untrained_recall(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
         key = (int(groups.at[group, "context"]), _policy(groups, group))
         seen.setdefault(key, part.drop_duplicates("item"))
     parts = []
+    rates: dict[tuple[int, str], tuple[float, float, float]] = {}  # (recall, share kept, recall of the kept)
     for (context, policy), part in sorted(seen.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         rate = float(part["exact_match"].mean())
         half = 1.96 * math.sqrt(rate * (1 - rate) / len(part)) if len(part) > 1 else math.nan
@@ -194,9 +198,35 @@ def untrained_recall(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
             if len(kept) else ""
         parts.append(f"{context:,} tokens {policy}: {rate:.3f} ± {half:.3f} (n = {len(part)} items; "
                      f"{len(kept) / len(part):.0%} of the answers survive truncation{within})")
+        rates[(context, policy)] = (rate, len(kept) / len(part),
+                                    float(kept["exact_match"].mean()) if len(kept) else math.nan)
     return ["Exact recall of the model untrained (the adapter disabled), 95% normal interval over items: "
             + "; ".join(parts) + ". Recall is bounded by what truncation keeps: a fact whose answer is cut away "
-            "cannot be recalled but by chance."]
+            "cannot be recalled but by chance." + _off_the_floor(rates)]
+
+
+def _span(values: list[float], spec: str) -> str:
+    low, high = format(min(values), spec), format(max(values), spec)
+    return low if low == high else f"{low}-{high}"
+
+
+def _off_the_floor(rates: dict[tuple[int, str], tuple[float, float, float]]) -> str:
+    """Where untrained recall is at or under FLOOR: whether the model or the truncation holds it there, and
+    the shortest context that lifts every policy above it."""
+    low = {key: value for key, value in rates.items() if value[0] <= FLOOR}
+    if not low:
+        return f" Every setting recalls more than {FLOOR:.0%} untrained."
+    kept = [value[1] for value in low.values()]
+    within = [value[2] for value in low.values() if not math.isnan(value[2])]
+    where = ", ".join(f"{context:,} tokens {policy}" for context, policy in sorted(low))
+    text = f" At or under {FLOOR:.0%}: {where}, where the context holds only {_span(kept, '.0%')} of the answers"
+    text += f" and the model recalls {_span(within, '.2f')} of those it holds" if within else ""
+    above = sorted(c for c in {c for c, _ in rates} if all(v[0] > FLOOR for (k, _), v in rates.items() if k == c))
+    longer = [c for c in above if c > max(context for context, _ in low)]
+    text += (f": the truncation holds recall down, not the model; a context of {longer[0]:,} tokens lifts every "
+             f"policy above {FLOOR:.0%}." if longer else
+             f": no context measured lifts every policy above {FLOOR:.0%} untrained.")
+    return text
 
 
 def recall_by_age(cells: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
