@@ -82,3 +82,26 @@ def test_design_json_reads_back_as_written(tmp_path):
     d = design(SWEEPS)
     d.write(tmp_path / "design.json")
     assert ReportDesign.read(tmp_path / "design.json") == d
+
+
+def test_a_line_is_not_labelled_with_a_setting_that_does_nothing_in_it():
+    # quality-qwen's lines: exp_decay at two ratios and tail, whose cells keep the default ratio it never uses
+    d = design("""
+fixed: {model: "arch:tiny-llama", data: grant-reports, truncation: exp_decay, context: 256}
+design: list
+cells:
+  - {name: exp}
+  - {name: exp-64, context: 64}
+  - {name: exp9, truncation_decay: 0.9}
+  - {name: exp9-64, truncation_decay: 0.9, context: 64}
+  - {name: tail, truncation: tail}
+  - {name: tail-64, truncation: tail, context: 64}
+""")
+    assert [line.label for line in d.sweep] == ["truncation exp_decay, truncation_decay 0.5",
+                                                "truncation exp_decay, truncation_decay 0.9", "truncation tail"]
+    # told apart only by a ratio that acts in neither: the full labels, so that no two lines read the same
+    inert = design("""
+fixed: {model: "arch:tiny-llama", data: grant-reports, truncation: tail}
+axes: {truncation_decay: [0.5, 0.9], context: [64, 256]}
+""")
+    assert [line.label for line in inert.sweep] == ["truncation_decay 0.5", "truncation_decay 0.9"]

@@ -25,6 +25,12 @@ class Setting:
     owner: str = "run"  # who declares it: run, data, or a technique's axis
     # one spelling for values that mean the same (so they make the same cell id), applied once checked
     canonical: Callable[[Any], Any] | None = None
+    # whether the setting changes anything in a cell of these settings (None: always); a line's label leaves it
+    # out where it does not, so that tail is not labelled with exp_decay's ratio
+    acts_when: Callable[[dict[str, Any]], bool] | None = None
+
+    def acts(self, settings: dict[str, Any]) -> bool:
+        return self.acts_when is None or self.acts_when(settings)
 
     def check(self, value: Any) -> str | None:
         """Why `value` is not acceptable, or None when it is."""

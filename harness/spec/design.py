@@ -143,6 +143,11 @@ def _line_names(section: dict[str, Any], lines: list[dict[str, Any]], x: str) ->
     return names
 
 
+def _acting(names: tuple[str, ...], settings: dict[str, Any]) -> dict[str, Any]:
+    """The line settings that change anything in these cells (harness/core/setting.py, `acts_when`)."""
+    return {k: settings[k] for k in names if k not in SETTINGS or SETTINGS[k].acts(settings)}
+
+
 def resolve(spec: dict[str, Any], cells: list[Cell]) -> ReportDesign:
     """The report's design from the matrix's `report:` section (or its defaults) and its expanded cells."""
     section = spec.get("report")
@@ -171,9 +176,11 @@ def resolve(spec: dict[str, Any], cells: list[Cell]) -> ReportDesign:
     if x:
         members = _sweeps(groups, x)
         lines = _line_names(section, [groups[m[0]] for m in members], x)
-        for m in members:
-            label = describe({k: groups[m[0]][k] for k in lines}) or changes[m[0]] or baseline
-            sweep.append(SweepLine(label, changes[m[0]], tuple(m)))
+        labels = [describe(_acting(lines, groups[m[0]])) for m in members]
+        if len(set(labels)) < len(labels):  # lines told apart only by a setting that acts in none of them
+            labels = [describe({k: groups[m[0]][k] for k in lines}) for m in members]
+        for m, label in zip(members, labels, strict=True):
+            sweep.append(SweepLine(label or changes[m[0]] or baseline, changes[m[0]], tuple(m)))
     at_baseline = [n for n, s in groups.items() if n != baseline and (not x or str(s[x]) == str(groups[baseline][x]))]
     concurrent = spec.get("concurrent_cells", 1)
     shared = isinstance(concurrent, int) and not isinstance(concurrent, bool) and concurrent > 1
