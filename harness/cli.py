@@ -32,7 +32,7 @@ from harness.report.reproduce import MACHINE_LABEL, machine_label, write_compari
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
 from harness.results.budget_spelling import respell_all
 from harness.results.schemas import write_schemas
-from harness.results.store import migrate_files
+from harness.results.store import migrate_files, result_files
 from harness.run import bytecode, worker
 from harness.spec import settings
 from harness.spec.cells import Cell
@@ -197,7 +197,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    paths = [p for given in args.paths for p in (sorted(Path(given).rglob("*.json")) if Path(given).is_dir()
+    # a folder's hidden files are not results (a result's temporary file mid-write); a file named is checked
+    paths = [p for given in args.paths for p in (result_files(Path(given), "**/*.json") if Path(given).is_dir()
                                                  else [Path(given)])]
     # in a results folder, not result files: set-aside damage, adapters, the untrained-baseline cache
     paths = [p for p in paths if not {"damaged", "adapters", "baselines"} & set(p.parts)]

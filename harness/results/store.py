@@ -46,6 +46,15 @@ def evaluation_path(results_dir: Path, matrix: str, cell_id: str, task: str) -> 
     return Path(results_dir) / matrix / "evaluations" / cell_id / f"{task}.json"
 
 
+def result_files(folder: Path, pattern: str = "*.json") -> list[Path]:
+    """The files under `folder` that `pattern` matches, sorted, without hidden ones: a result is written to a
+    temporary file beside it (`.<id>.*.tmp.json`, empty until its rename, harness/core/atomic_files.py), which a
+    reader that meets it mid-write must not take for a result; nor is anything under a hidden folder one."""
+    folder = Path(folder)
+    return sorted(p for p in folder.glob(pattern)
+                  if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
 def adapter_folder(results_dir: Path, matrix: str, cell_id: str) -> Path:
     """Trained adapters are kept here, outside git, for the evaluation stage."""
     return Path(results_dir) / matrix / "adapters" / cell_id
