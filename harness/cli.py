@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from harness.core.command_line import Parser
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.errors import UsageError
 from harness.estimate import calibration
@@ -291,7 +292,7 @@ def _cmd_default_matrix(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="vramlab", description=__doc__)
+    top = Parser(prog="vramlab", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("validate", help="check a matrix file and count its cells")

@@ -8,9 +8,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO, TINY, write_matrix
 
 # the helpers of the second round: one vramlab in a child process, its one line, a folder's files
+from tests.test_bad_input_round2 import _one_line, _vramlab
 
 SEED_STACK = "3232155d81f9"  # seed-16gb's `seed-stack`, measured on the H200
 
@@ -20,6 +23,53 @@ def _tiny_cell(tmp_path: Path) -> tuple[Path, str]:
     from harness.spec.matrix import expand
 
     return matrix, expand(str(matrix))[0].cell_id
+
+
+# 4: an option given twice is refused, for every subcommand and every option that keeps one value
+def _twice_cases() -> list[tuple[str, str, list[str]]]:
+    import argparse
+
+    from harness.cli import parser
+
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    cases = []
+    for command, p in sub.choices.items():
+        for action in p._actions:
+            if not action.option_strings or isinstance(action, argparse._HelpAction | argparse._AppendAction):
+                continue
+            value = [] if action.nargs == 0 else [str(action.choices[0]) if action.choices else "1"]
+            cases.append((command, action.option_strings[-1], value))
+    return cases
+
+
+@pytest.mark.parametrize(("command", "option", "value"), _twice_cases())
+def test_an_option_given_twice_is_refused(capsys, command, option, value):
+    from harness.cli import main
+
+    with pytest.raises(SystemExit) as ended:
+        main([command, option, *value, option, *value])
+    err = capsys.readouterr().err
+    assert ended.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"argument {option}" in err and "given more than once" in err, err
+
+
+def test_the_processes_run_cell_starts_refuse_an_option_given_twice(capsys):
+    from harness.process import cell_command, spare
+    from harness.run import worker
+
+    for main, argv in ((cell_command.main, ["run-cell", "--out", "a", "--out", "b"]),
+                       (worker.main, ["--matrix", "a", "--matrix", "b"]),
+                       (spare.main, ["--launcher", "1", "--launcher", "2"])):
+        with pytest.raises(SystemExit) as ended:
+            main(argv)
+        assert ended.value.code == 2 and "given more than once" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_run_cell_with_two_matrices_is_one_line(tmp_path):
+    _one_line(_vramlab("run-cell", "--matrix", "smoke", "--matrix", "seed-16gb", "--cell", "x", cwd=tmp_path),
+              "argument --matrix: given more than once (--matrix smoke, then --matrix seed-16gb)")
+    assert list(tmp_path.iterdir()) == []
 
 
 # 8: no reader of a results folder takes a result's hidden temporary file (empty until its rename) for a result

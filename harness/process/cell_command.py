@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.core.command_line import Parser
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.environment import cuda_present
 from harness.core.log_file import log_file_problem
@@ -56,7 +57,7 @@ def device_slots_argument(p: argparse.ArgumentParser) -> None:
 def main(argv: list[str]) -> int:
     """The `vramlab run-cell ...` command line a warm-start spare was handed (harness/process/spare.py)."""
     start_logging()
-    parser = argparse.ArgumentParser(prog="vramlab")
+    parser = Parser(prog="vramlab")
     add_arguments(parser.add_subparsers(dest="command", required=True).add_parser("run-cell"))
     args = parser.parse_args(argv)
     args.argv = list(argv)
