@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from harness.core.cache import check_cache_usable
 from harness.core.command_line import Parser
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.errors import UsageError
@@ -126,6 +127,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         slots = slots_wanted(args.device_slots)
     except ValueError as err:
         raise UsageError(f"--device-slots: {err}") from None
+    check_cache_usable()  # as before a cell: a cache that cannot be used would record an error of the evaluation
     with _evaluation_lease(args, slots):
         return _evaluate(args)
 
@@ -164,6 +166,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _cmd_ceiling(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give how many searches run at once, 1 or more")
+    check_cache_usable()  # once here, not in each probe's run-cell
     spec = ceiling_spec(args.matrix)
     if spec is None:
         print(f"vramlab: {args.matrix} has no `ceiling:` section (low, high, resolution) to search",

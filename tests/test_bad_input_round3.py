@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import REPO, TINY, write_matrix
 
 # the helpers of the second round: one vramlab in a child process, its one line, a folder's files
-from tests.test_bad_input_round2 import _one_line, _vramlab
+from tests.test_bad_input_round2 import GOOD, _one_line, _vramlab
 
 SEED_STACK = "3232155d81f9"  # seed-16gb's `seed-stack`, measured on the H200
 
@@ -23,6 +23,22 @@ def _tiny_cell(tmp_path: Path) -> tuple[Path, str]:
     from harness.spec.matrix import expand
 
     return matrix, expand(str(matrix))[0].cell_id
+
+
+# V13: an unusable VRAMLAB_CACHE is one line before the cell starts, and no result is written
+@pytest.mark.slow
+@pytest.mark.parametrize("cache", ["afile/cache", "/sys/vramlab-cache"])
+def test_an_unusable_cache_is_refused_before_the_cell_starts(tmp_path, cache):
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "m.yaml").write_text(GOOD)
+    from harness.spec.matrix import expand
+
+    cell_id = expand(str(tmp_path / "m.yaml"))[0].cell_id
+    done = _vramlab("run-cell", "--matrix", str(tmp_path / "m.yaml"), "--cell", cell_id, "--results-dir",
+                    str(tmp_path / "results"), cwd=tmp_path, env={"VRAMLAB_CACHE": str(tmp_path / cache)})
+    _one_line(done, "VRAMLAB_CACHE=")
+    assert "cannot be" in done.stderr
+    assert not (tmp_path / "results").exists()
 
 
 # 4: an option given twice is refused, for every subcommand and every option that keeps one value

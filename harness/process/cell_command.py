@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.core.cache import check_cache_usable
 from harness.core.command_line import Parser
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.environment import cuda_present
@@ -104,6 +105,7 @@ def run_cell(args: argparse.Namespace) -> int:
     """Every argument is checked before any file is touched; then, under the cell's lock, an existing result is
     kept, or set aside where it is damaged, and the cell is measured."""
     cell, out, _ = cell_and_paths(args)
+    check_cache_usable()  # a cache that cannot be used would fail the cell half-way, and its error would stick
     problem = _out_problem(cell, out, args.matrix)
     try:
         limit = time_limit(cell.settings, args.time_limit)
