@@ -88,6 +88,30 @@ def test_run_cell_with_two_matrices_is_one_line(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+# 5: data errors name the path they read, resolved
+def test_data_errors_name_the_resolved_path(tmp_path, monkeypatch):
+    from harness.data.workload.userdata import DataError, read_chat_jsonl, read_text_folder
+    from harness.spec.matrix import MatrixError, expand
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    (tmp_path / "docs").mkdir()
+    for read, given, expected in ((read_chat_jsonl, "bad.jsonl", f"{tmp_path / 'bad.jsonl'}:1: invalid JSON"),
+                                  (read_text_folder, "docs", f"{tmp_path / 'docs'}: holds no .txt file")):
+        with pytest.raises(DataError) as raised:
+            read(given)
+        assert str(raised.value).startswith(expected), raised.value
+    for data, expected in (("chat:missing.jsonl", f"no such file {tmp_path / 'missing.jsonl'}"),
+                           ("chat:docs", f"{tmp_path / 'docs'} is a folder, not a file"),
+                           ("text:./bad.jsonl", f"{tmp_path / 'bad.jsonl'} is a file, not a folder"),
+                           ("chat:bad.jsonl", f"{tmp_path / 'bad.jsonl'}:1: invalid JSON")):
+        (tmp_path / "m.yaml").write_text(f"fixed: {{model: 'arch:tiny-llama', device: cpu, data: '{data}'}}\n"
+                                         "axes: {adapter: [lora]}\n")
+        with pytest.raises(MatrixError) as raised:
+            expand(str(tmp_path / "m.yaml"))
+        assert expected in str(raised.value), raised.value
+
+
 # 8: no reader of a results folder takes a result's hidden temporary file (empty until its rename) for a result
 def test_readers_of_results_folders_skip_a_result_being_written(tmp_path):
     from harness.cli import main
