@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import REPO, TINY, write_matrix
 
 # the helpers of the second round: one vramlab in a child process, its one line, a folder's files
-from tests.test_bad_input_round2 import GOOD, _one_line, _vramlab
+from tests.test_bad_input_round2 import GOOD, _files, _one_line, _vramlab
 
 SEED_STACK = "3232155d81f9"  # seed-16gb's `seed-stack`, measured on the H200
 
@@ -23,6 +23,58 @@ def _tiny_cell(tmp_path: Path) -> tuple[Path, str]:
     from harness.spec.matrix import expand
 
     return matrix, expand(str(matrix))[0].cell_id
+
+
+# S62: --force on a machine without CUDA never replaces a GPU cell's measured result with a skip
+@pytest.mark.slow
+@pytest.mark.parametrize("out_given", [False, True])
+def test_force_never_replaces_a_measured_result_with_a_skip(tmp_path, out_given):
+    shutil.copytree(REPO / "results" / "seed-16gb", tmp_path / "results" / "seed-16gb")
+    before = _files(tmp_path)
+    out = ["--out", str(tmp_path / "results" / "seed-16gb" / f"{SEED_STACK}.json")] if out_given else []
+    done = _vramlab("run-cell", "--force", "--matrix", "seed-16gb", "--cell", "seed-stack", "--results-dir",
+                    str(tmp_path / "results"), *out, env={"CUDA_VISIBLE_DEVICES": "-1"})
+    _one_line(done, "holds the ok result of this cell from NVIDIA H200; this machine has no CUDA GPU")
+    assert _files(tmp_path) == before
+
+
+def test_a_skip_found_once_the_cell_ran_gives_the_measured_result_back(tmp_path):
+    from harness.process.cell_command import _no_skip_over
+    from harness.results import Status, read, write_atomic
+
+    measured = REPO / "results" / "smoke" / "d9946bcf27e9.json"
+    out, moved = tmp_path / measured.name, tmp_path / "superseded" / "kept.json"
+    moved.parent.mkdir()
+    shutil.copy(measured, moved)
+    skip = read(measured).model_copy(update={"status": Status.skipped, "reason": "needs the package 'x'"})
+    write_atomic(out, skip)
+    assert _no_skip_over(Status.ok, out, moved, 0) == 2
+    assert out.read_bytes() == measured.read_bytes() and not moved.exists()
+
+
+# what run-cell replaces (--force, or --out naming the file) is kept under results/superseded/<matrix>/
+@pytest.mark.slow
+def test_what_force_replaces_is_kept_in_results_superseded(tmp_path, cache_dir):
+    matrix, cell_id = _tiny_cell(tmp_path)
+    out = tmp_path / "results" / "m" / f"{cell_id}.json"
+    for force in ([], ["--force"]):
+        done = _vramlab("run-cell", "--matrix", str(matrix), "--cell", cell_id, "--results-dir",
+                        str(tmp_path / "results"), *force, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-3000:]
+        if not force:
+            first = out.read_bytes()
+    kept = list((tmp_path / "results" / "superseded" / "m").iterdir())
+    assert [p.read_bytes() for p in kept] == [first] and kept[0].name.startswith(f"{cell_id}.")
+    assert kept[0].suffix == ".json" and out.read_bytes() != first
+
+
+def test_a_superseded_result_keeps_its_place_below_the_matrix(tmp_path):
+    from harness.results.store import superseded_path
+
+    path = tmp_path / "results" / "smoke" / "reproductions" / "host" / "abc.json"
+    found = superseded_path(path, "smoke")
+    assert found.parent == tmp_path / "results" / "superseded" / "smoke" / "reproductions" / "host"
+    assert found.name.startswith("abc.") and found.suffix == ".json"
 
 
 # V13: an unusable VRAMLAB_CACHE is one line before the cell starts, and no result is written

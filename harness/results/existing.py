@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.data.training import input_digest
 from harness.results.model import CellResult, EvaluationResult, Status
-from harness.results.store import NewerSchemaError, ResultFileError, check, set_aside
+from harness.results.store import NewerSchemaError, ResultFileError, check, set_aside, supersede, superseded_path
 
 
 @dataclass(frozen=True)
@@ -20,12 +20,20 @@ class Redo:
     path: Path
     reason: str
     folder: str = "damaged"
+    matrix: str | None = None  # a result that stands, replaced on purpose: kept in results/superseded/<matrix>/
 
     def set_aside(self) -> Path:
-        return set_aside(self.path, self.folder)
+        return supersede(self.path, self.matrix) if self.matrix else set_aside(self.path, self.folder)
 
     def describe(self) -> str:
-        return f"{self.reason}; it is set aside in {self.path.parent / self.folder}/ and measured again"
+        where = superseded_path(self.path, self.matrix).parent if self.matrix else self.path.parent / self.folder
+        return f"{self.reason}; it is set aside in {where}/ and measured again"
+
+
+def replaced(path: Path, matrix: str) -> Redo:
+    """A result that stands and is measured again all the same (run-cell --out naming it, or --force): it is
+    moved to results/superseded/<matrix>/, never written over."""
+    return Redo(path, f"{path}: replaced by a new measurement of its cell", "superseded", matrix)
 
 
 def review_cell(path: Path, cell_id: str, settings: dict[str, Any] | None = None) -> Redo | None:

@@ -211,6 +211,27 @@ def set_aside(path: Path, folder: str = "damaged") -> Path:
     return target
 
 
+def superseded_path(path: Path, matrix: str) -> Path:
+    """Where a result that stood is kept once it is replaced: results/superseded/<matrix>/, as the committed ones
+    are, with its path below the matrix's folder (a reproduction's, a probe's), named <cell_id>.<UTC time>.json
+    (the committed ones are named by commit). The matrix's folder is the one its owner file .matrix marks, else
+    the nearest named after the matrix, else the file's own folder."""
+    path = Path(path)
+    named = [p for p in path.parents if p.name == matrix]
+    top = next((p for p in named if (p / ".matrix").is_file()), named[0] if named else None)
+    root, below = (top.parent, path.relative_to(top)) if top else (path.parent, Path(path.name))
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
+    return root / "superseded" / matrix / below.parent / f"{path.stem}.{stamp}{path.suffix}"
+
+
+def supersede(path: Path, matrix: str) -> Path:
+    """Move a result that stands out of the way of its replacement (never delete it); returns where it went."""
+    target = superseded_path(path, matrix)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(path, target)
+    return target
+
+
 def migrate_files(paths: list[Path]) -> list[tuple[Path, str, bool]]:
     """Rewrite cell results of an older schema in the current one; measurements are carried over as they are.
     Each file with what became of it and whether that is fine: migrated, already current, or why it cannot be
