@@ -5,6 +5,7 @@ a result."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -91,6 +92,57 @@ def test_an_unusable_cache_is_refused_before_the_cell_starts(tmp_path, cache):
     _one_line(done, "VRAMLAB_CACHE=")
     assert "cannot be" in done.stderr
     assert not (tmp_path / "results").exists()
+
+
+# 3: an error that came from a kill or from the machine is measured again; the cell's own error stands
+def _error(tmp_path: Path, reason: str, records: dict) -> tuple[Path, str]:
+    from harness.results import Status, new_result, write_atomic
+    from harness.spec.matrix import expand
+
+    (tmp_path / "m.yaml").write_text(GOOD)
+    cell = expand(str(tmp_path / "m.yaml"))[0]
+    path = tmp_path / "results" / "m" / f"{cell.cell_id}.json"
+    write_atomic(path, new_result(cell, Status.error, reason, records=records))
+    return path, cell.cell_id
+
+
+@pytest.mark.parametrize(("reason", "records"), [
+    ("the measuring process was killed by SIGKILL in phase 'load'", {"supervisor": {"exit": "was killed by SIGKILL"}}),
+    ("the measuring process was killed by SIGTERM", {"error": {"cause": "signal"}}),
+    ("OSError: [Errno 28] No space left on device", {"error": {"type": "OSError", "cause": "environment"}}),
+    ("PermissionError: [Errno 13] Permission denied: '/cache/models'", {}),  # written before records.error
+])
+def test_an_error_not_caused_by_the_cell_is_measured_again(tmp_path, reason, records):
+    from harness.results.existing import review_cell
+
+    path, cell_id = _error(tmp_path, reason, records)
+    redo = review_cell(path, cell_id)
+    assert redo is not None and redo.folder == "superseded" and "measured again" in redo.describe()
+
+
+def test_an_error_records_whether_the_machine_caused_it_and_the_cells_own_stands(tmp_path):
+    from harness.results.existing import error_record, review_cell
+
+    assert error_record(PermissionError(13, "Permission denied")) == {"type": "PermissionError",
+                                                                       "cause": "environment"}
+    assert error_record(KeyError("x"))["cause"] == "cell"
+    for reason, records in (("RuntimeError: the chat template is broken", {"error": error_record(RuntimeError())}),
+                            ("ValueError: bad settings", {})):
+        assert review_cell(*_error(tmp_path, reason, records)) is None
+
+
+@pytest.mark.slow
+def test_a_cell_whose_process_was_killed_is_measured_again(tmp_path, cache_dir):
+    matrix, cell_id = _tiny_cell(tmp_path)
+    out = tmp_path / "results" / "m" / f"{cell_id}.json"
+    args = ("run-cell", "--matrix", str(matrix), "--cell", cell_id, "--results-dir", str(tmp_path / "results"))
+    done = _vramlab(*args, cwd=tmp_path, env={"VRAMLAB_TEST_FAULT": "sigkill:load"})
+    assert done.returncode == 0 and json.loads(out.read_text())["records"]["error"] == {"cause": "signal"}
+    killed = out.read_bytes()
+    done = _vramlab(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(out.read_text())["status"] == "ok"
+    assert [p.read_bytes() for p in (out.parent / "superseded").iterdir()] == [killed]
 
 
 # 4: an option given twice is refused, for every subcommand and every option that keeps one value
