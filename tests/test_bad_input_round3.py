@@ -6,7 +6,10 @@ a result."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -214,6 +217,39 @@ def test_data_errors_name_the_resolved_path(tmp_path, monkeypatch):
         with pytest.raises(MatrixError) as raised:
             expand(str(tmp_path / "m.yaml"))
         assert expected in str(raised.value), raised.value
+
+
+# 6: the Snakefile's --config values, each one line and exit 2, nothing written
+CONFIG_CASES = [
+    (["matrix=smoke", "results_dir="], "--config results_dir= names no folder"),
+    (["matrix=smoke", "reports_dir="], "--config reports_dir= names no folder"),
+    (["matrix=smoke", "results_dir=afile"], "afile is a file, not a folder"),
+    (["matrix=[a,b]"], "give one matrix, not a list"),
+    (["matrix=smoke", "matrix=gpu-check"], "--config matrix=... given more than once"),
+    (["matrix=missing.yaml"], "no matrix file"),
+    (["matrix=smoke", "warm_start="], "write warm_start=true or warm_start=false"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("config", "expected"), CONFIG_CASES)
+def test_a_bad_config_value_is_one_line(tmp_path, config, expected):
+    (tmp_path / "afile").write_text("x")
+    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                           str(tmp_path), "-n", "--cores", "1", "--config", *config],
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300)
+    ours = [line for line in done.stderr.splitlines() if line.startswith("vramlab:")]
+    assert done.returncode == 2 and len(ours) == 1 and expected in ours[0], done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and 'File "' not in done.stderr, done.stderr[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".snakemake") == ["afile"]
+
+
+def test_config_keys_given_twice_are_found_on_snakemakes_command_line():
+    from harness.workflow import repeated_keys
+
+    assert repeated_keys(["-n", "--config", "matrix=a", "reproduce=true", "matrix=b", "--cores", "1"]) == ["matrix"]
+    assert repeated_keys(["--config=matrix=a", "-C", "matrix=b"]) == ["matrix"]
+    assert repeated_keys(["--config", "matrix=a", "--cores", "1", "matrix=b"]) == []
 
 
 # 8: no reader of a results folder takes a result's hidden temporary file (empty until its rename) for a result
