@@ -252,6 +252,13 @@ def test_config_keys_given_twice_are_found_on_snakemakes_command_line():
     assert repeated_keys(["--config", "matrix=a", "--cores", "1", "matrix=b"]) == []
 
 
+# 7: the parser error Snakemake raises before the Snakefile is read is explained where --config is
+def test_the_readme_explains_a_config_without_equals():
+    readme = (REPO / "README.md").read_text()
+    section = " ".join(readme.split("## Which matrix runs", 1)[1].split("\n## ", 1)[0].split())
+    assert "Config entries have to be defined as name=value pairs" in section and "--config matrix" in section
+
+
 # 8: no reader of a results folder takes a result's hidden temporary file (empty until its rename) for a result
 def test_readers_of_results_folders_skip_a_result_being_written(tmp_path):
     from harness.cli import main
