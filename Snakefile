@@ -10,7 +10,8 @@
 # whose file exists are never rerun, and a cell that was killed half-way has no file, so the next run redoes
 # exactly that one. Whether a job runs never depends on file times (every input is ancient()): a fresh clone,
 # whatever order git wrote its files in, has nothing to redo; a job downstream of one that runs runs too. A
-# result file that is damaged (or an error whose input data has changed since) is moved to
+# result file that is damaged (or an error whose input data has changed since, or that came from a kill or the
+# machine, not the cell) is moved to
 # results/<matrix>/damaged/ (superseded/) (never deleted) and measured again: harness/results/existing.py
 # decides, and a dry run only says so, since nothing is moved before Snakemake executes jobs.
 
@@ -24,7 +25,6 @@ from pathlib import Path
 from harness.core.devices import machine_devices
 from harness.core.environment import cuda_present
 from harness.core.errors import UsageError, one_line
-from harness.core.suggest import did_you_mean
 from harness.spec.matrix import MatrixError, ceiling_spec, claim_results_folder, design_of, evaluation_plan
 from harness.spec.matrix import matrix_options, matrix_path
 from harness.spec.matrix import expand as expand_matrix
@@ -33,33 +33,21 @@ from harness.results import ResultFileError, evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
-from harness.workflow import default_matrix
+from harness.workflow import check_config, default_matrix, flag
 
-def _flag(name, default, also=()):
-    """A yes/no --config value: true/yes/on/1 or false/no/off/0 (and any word in `also`); anything else stops the
-    run, since a word read as 'no' would silently do the other thing."""
-    value = config.get(name, default)
-    word = str(value).strip().lower()
-    if word in ("true", "yes", "on", "1", "y"):
-        return True
-    if word in ("false", "no", "off", "0", "n"):
-        return False
-    if word in also:
-        return word
-    raise WorkflowError(f"vramlab: --config {name}={str(value)[:80]!r}: write {name}=true or {name}=false"
-                        + "".join(f" (or {name}={w})" for w in also))
+def _stop(err):
+    """One line and exit 2, as every vramlab command ends on bad input: a WorkflowError would add Snakemake's
+    frames of this file below the line."""
+    print(f"vramlab: {one_line(err)}", file=sys.stderr)
+    sys.exit(2)
 
 
-# every --config key this file reads: a misspelled one (matrx=smoke) would otherwise run the default matrix
-CONFIG_KEYS = ("matrix", "results_dir", "reports_dir", "reproduce", "warm_start")
-for _key in config:
-    if _key not in CONFIG_KEYS:
-        raise WorkflowError(f"vramlab: --config {str(_key)[:80]}=...: no such key{did_you_mean(_key, CONFIG_KEYS)} "
-                            f"(known: {', '.join(CONFIG_KEYS)})")
-
-if "matrix" in config and not str(config["matrix"] or "").strip():
-    raise WorkflowError("vramlab: --config matrix= names no matrix; give a name under ablations/ or a path to a "
-                        "YAML file (leave matrix out to run the embedded default)")
+try:
+    # every --config value, before anything is read (harness/workflow.py); a `--config` without `=` is refused by
+    # Snakemake's own parser before this file is read (README, "Which matrix runs")
+    check_config(config, sys.argv)
+except UsageError as err:
+    _stop(err)
 if config.get("matrix"):
     MATRIX, WHY = str(config["matrix"]), "chosen with --config matrix=..."
 else:
@@ -72,7 +60,7 @@ try:
     # the charts a report draws follow from the matrix alone, so they can be named here
     CHARTS = design_of(MATRIX).files()
 except (MatrixError, UsageError) as err:
-    raise WorkflowError(f"vramlab: {one_line(err)}") from None
+    _stop(err)
 NAME = CELLS[0].matrix
 IDS = [c.cell_id for c in CELLS]
 RESULTS = config.get("results_dir", "results")
@@ -81,7 +69,7 @@ try:
     # checked now; the folder's marker is written once Snakemake executes jobs (_prepare below)
     claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX), write=False)
 except (MatrixError, UsageError) as err:
-    raise WorkflowError(f"vramlab: {one_line(err)}") from None
+    _stop(err)
 # cells that may touch a GPU hold one `gpu` resource, and each runs on a device of the machine leased for it alone
 # (harness/process/device_lease.py), so two never share a card: `gpu` is the number of the machine's GPUs unless
 # --resources says otherwise. A matrix that allows `concurrent_cells: N` has its cells hold one of N `gpu_slot`s per
@@ -100,7 +88,7 @@ workflow.global_resources.setdefault("gpu_slot", CONCURRENT * GPUS)
 SLOTS = [f"--device-slots {CONCURRENT}"] if SHARED else []
 # each cell leaves a process that imports the libraries ahead for the next one (harness/process/warm_start.py); off with
 # --config warm_start=false. On a cluster each job may land on another node, so there it is always off.
-WARM = ["--warm-start"] if workflow.local_exec and _flag("warm_start", "true") else []
+WARM = ["--warm-start"] if workflow.local_exec and flag(config, "warm_start", "true") else []
 
 
 def device_resources(wildcards):
@@ -120,8 +108,9 @@ if _ORPHANED:
 print(f"vramlab: matrix '{NAME}' ({matrix_path(MATRIX)}), {len(CELLS)} cells"
       + (f", {len(TASKS)} evaluation tasks" if TASKS else "") + f": {WHY}", file=sys.stderr)
 
-# Result files that cannot stand (damaged, another cell's, an error whose input data changed): said now, set aside
-# once Snakemake executes jobs, so that their cells (or tasks) are measured again; a dry run changes nothing.
+# Result files that cannot stand (damaged, another cell's, an error of changed data, of a kill or of the machine):
+# said now, set aside once Snakemake executes jobs, so that their cells (or tasks) are measured again; a dry run
+# changes nothing.
 # A result from a newer vramlab stops the run here, dry or not: it is kept, never set aside nor measured again.
 try:
     REDO = [r for c in CELLS
@@ -129,7 +118,7 @@ try:
             + [review_evaluation(evaluation_path(Path(RESULTS), NAME, c.cell_id, t), c.cell_id, t) for t in TASKS]
             if r is not None]
 except ResultFileError as err:
-    raise WorkflowError(f"vramlab: {one_line(err)}") from None
+    _stop(err)
 for _redo in REDO:
     print(f"vramlab: {_redo.describe()}", file=sys.stderr)
 
@@ -139,7 +128,7 @@ EVALUATIONS = expand(f"{RESULTS}/{NAME}/evaluations/{{cell_id}}/{{task}}.json", 
 # measures every published cell again on this machine, into results/<matrix>/reproductions/<machine>/, and
 # ends with the comparison; a matrix named with --config matrix=... completes its reference folder instead,
 # unless --config reproduce=true. Cells without a published result are measured into the reference folder.
-_wanted = _flag("reproduce", "auto", also=("auto",))
+_wanted = flag(config, "reproduce", "auto")
 REPRODUCE = (not config.get("matrix")) if _wanted == "auto" else _wanted
 MACHINE = machine_label()
 PUBLISHED = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()] if REPRODUCE else []

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import yaml
 
+from harness.core.cache import check_cache_usable
+from harness.core.command_line import Parser
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.errors import UsageError
 from harness.estimate import calibration
@@ -32,7 +34,7 @@ from harness.report.reproduce import MACHINE_LABEL, machine_label, write_compari
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
 from harness.results.budget_spelling import respell_all
 from harness.results.schemas import write_schemas
-from harness.results.store import migrate_files
+from harness.results.store import migrate_files, result_files
 from harness.run import bytecode, worker
 from harness.spec import settings
 from harness.spec.cells import Cell
@@ -125,6 +127,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         slots = slots_wanted(args.device_slots)
     except ValueError as err:
         raise UsageError(f"--device-slots: {err}") from None
+    check_cache_usable()  # as before a cell: a cache that cannot be used would record an error of the evaluation
     with _evaluation_lease(args, slots):
         return _evaluate(args)
 
@@ -163,6 +166,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _cmd_ceiling(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give how many searches run at once, 1 or more")
+    check_cache_usable()  # once here, not in each probe's run-cell
     spec = ceiling_spec(args.matrix)
     if spec is None:
         print(f"vramlab: {args.matrix} has no `ceiling:` section (low, high, resolution) to search",
@@ -197,7 +201,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    paths = [p for given in args.paths for p in (sorted(Path(given).rglob("*.json")) if Path(given).is_dir()
+    # a folder's hidden files are not results (a result's temporary file mid-write); a file named is checked
+    paths = [p for given in args.paths for p in (result_files(Path(given), "**/*.json") if Path(given).is_dir()
                                                  else [Path(given)])]
     # in a results folder, not result files: set-aside damage, adapters, the untrained-baseline cache
     paths = [p for p in paths if not {"damaged", "adapters", "baselines"} & set(p.parts)]
@@ -290,7 +295,7 @@ def _cmd_default_matrix(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="vramlab", description=__doc__)
+    top = Parser(prog="vramlab", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("validate", help="check a matrix file and count its cells")

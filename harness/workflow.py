@@ -1,9 +1,20 @@
-"""Helpers for the Snakefile: which matrix to run by default, and the cells it expands to."""
+"""Helpers for the Snakefile: which matrix to run by default, the cells it expands to, and its --config checked."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+from harness.core.errors import UsageError
+from harness.core.path_problems import file_in_the_way
+from harness.core.suggest import did_you_mean
+
 DEFAULT_CPU_MATRIX = "smoke"
 DEFAULT_GPU_MATRIX = "seed-16gb"
+# every --config key the Snakefile reads: a misspelled one (matrx=smoke) would otherwise run the default matrix
+CONFIG_KEYS = ("matrix", "results_dir", "reports_dir", "reproduce", "warm_start")
+FOLDERS = ("results_dir", "reports_dir")
+FLAGS = {"reproduce": ("auto",), "warm_start": ()}  # yes/no keys, with the other words each takes
 
 
 def default_matrix() -> tuple[str, str]:
@@ -14,3 +25,64 @@ def default_matrix() -> tuple[str, str]:
         name = torch.cuda.get_device_name(0)
         return DEFAULT_GPU_MATRIX, f"a CUDA GPU is present ({name})"
     return DEFAULT_CPU_MATRIX, "no CUDA GPU is present, so the CPU smoke matrix runs (SmolLM2-135M)"
+
+
+def flag(config: dict[str, Any], name: str, default: str) -> bool | str:
+    """A yes/no --config value: true/yes/on/1 or false/no/off/0 (or a word FLAGS allows); anything else stops the
+    run, since a word read as 'no' would silently do the other thing."""
+    value = config.get(name, default)
+    word = str(value).strip().lower()
+    if word in ("true", "yes", "on", "1", "y"):
+        return True
+    if word in ("false", "no", "off", "0", "n"):
+        return False
+    if word in FLAGS[name]:
+        return word
+    shown = "" if value is None else str(value)[:80]
+    raise UsageError(f"--config {name}={shown!r}: write {name}=true or {name}=false"
+                     + "".join(f" (or {name}={w})" for w in FLAGS[name]))
+
+
+def repeated_keys(argv: list[str]) -> list[str]:
+    """The keys given twice after Snakemake's --config on its command line: Snakemake keeps the last of them
+    without a word, so `matrix=a matrix=b` would run b."""
+    keys: list[str] = []
+    taking = False
+    for token in argv:
+        if token in ("--config", "-C"):
+            taking = True
+            continue
+        if token.startswith("--config="):
+            taking, token = True, token.split("=", 1)[1]
+        elif token.startswith("-"):
+            taking = False
+        if taking:
+            keys.append(token.split("=", 1)[0])
+    return sorted({k for k in keys if keys.count(k) > 1})
+
+
+def check_config(config: dict[str, Any], argv: list[str]) -> None:
+    """Every --config value, before the matrix is read: an unknown key, a key given twice, an empty or listed
+    value, a folder that is a file, a yes/no that is neither. One UsageError naming the key and the fix."""
+    for key in config:
+        if key not in CONFIG_KEYS:
+            raise UsageError(f"--config {str(key)[:80]}=...: no such key{did_you_mean(str(key), CONFIG_KEYS)} "
+                             f"(known: {', '.join(CONFIG_KEYS)})")
+    for key in repeated_keys(argv):
+        raise UsageError(f"--config {key}=... given more than once; Snakemake would keep the last without a word: "
+                         "give it once")
+    for key in [k for k in ("matrix", *FOLDERS) if k in config]:
+        value, what = config[key], "matrix" if key == "matrix" else "folder"
+        if value is None or not str(value).strip():
+            raise UsageError(f"--config {key}= names no {what}; " + (
+                "give a name under ablations/ or a path to a YAML file (leave matrix out to run the embedded "
+                "default)" if key == "matrix" else f"give a folder (leave {key} out for the default)"))
+        if isinstance(value, list | dict | bool):
+            raise UsageError(f"--config {key}={str(value)[:80]}: give one {what}, not a list or a yes/no")
+    for key in [k for k in FOLDERS if k in config]:
+        blocker = file_in_the_way(Path(str(config[key])) / "x")
+        if blocker is not None:
+            raise UsageError(f"--config {key}={str(config[key])[:80]}: {blocker} is a file, not a folder; give a "
+                             "folder")
+    for key, default in (("reproduce", "auto"), ("warm_start", "true")):
+        flag(config, key, default)

@@ -16,7 +16,7 @@ import numpy as np
 from harness.core.setting import Setting
 from harness.data.workload import chat_example, generate_corpus, training_examples
 from harness.data.workload.truncation import POLICIES as TRUNCATION_POLICIES
-from harness.data.workload.userdata import DataError, read_chat_jsonl, read_text_folder
+from harness.data.workload.userdata import DataError, looked_at, read_chat_jsonl, read_text_folder
 
 STDLIB_MODULES = (
     "argparse", "asyncio", "base64", "bisect", "calendar", "collections", "concurrent.futures",
@@ -42,7 +42,9 @@ def _data_level(value: Any) -> str | None:
         path = Path(value.split(":", 1)[1]).expanduser()
         wanted = path.is_file() if value.startswith("chat:") else path.is_dir()
         if not wanted:
-            return f"{value!r}: no such {'file' if value.startswith('chat:') else 'folder'} {path}"
+            kind, found = ("file", "a folder") if value.startswith("chat:") else ("folder", "a file")
+            return (f"{value!r}: {looked_at(path)} is {found}, not a {kind}" if path.exists() else
+                    f"{value!r}: no such {kind} {looked_at(path)}")
         return _user_data_problem(value)
     return (f"{value!r} is not one of {', '.join(DATA_KINDS)}, nor 'chat:<file.jsonl>' or "
             "'text:<folder of .txt files>'")

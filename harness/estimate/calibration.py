@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.estimate import estimate_cell
+from harness.results.store import result_files
 
 GIB = 2**30
 # how calibration.md opens its second paragraph: the sources it names are what `vramlab report --all` rebuilds from
@@ -66,7 +67,7 @@ def rows(results_dirs: list[Path]) -> list[Row]:
     """Every ok cell measured on a CUDA GPU under `results_dirs`, ceiling probes included, in file order."""
     found = []
     for folder in results_dirs:
-        for path in sorted(Path(folder).glob("*.json")) + sorted(Path(folder).glob("ceiling/*/*.json")):
+        for path in result_files(folder) + result_files(folder, "ceiling/*/*.json"):
             found_row = row(json.loads(path.read_text()))
             if found_row is not None:
                 found.append(found_row)

@@ -8,6 +8,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from harness.results.store import result_files
+
 MIB = 2**20
 
 # median over the committed ok cells, in MiB (see `derive`); keys as `_group` makes them
@@ -61,7 +63,7 @@ def derive(results_dirs: list[Path]) -> dict[str, Any]:
     unsloth: dict[str, list[int]] = {}
     pinned_at_load: list[int] = []
     for folder in results_dirs:
-        for path in sorted(Path(folder).glob("*.json")):
+        for path in result_files(folder):
             data = json.loads(path.read_text())
             metrics = data.get("metrics") or {}
             if data.get("status") != "ok" or (data.get("environment") or {}).get("cuda_available") is not True:

@@ -16,6 +16,7 @@ from harness.core.budget import budget_bytes
 from harness.core.devices import machine_devices
 from harness.estimate import ShapesUnknown, estimate_cell
 from harness.results import read, result_path
+from harness.results.store import result_files
 from harness.spec.ceiling import CeilingSpec, probe_cell, probe_folder
 from harness.spec.cells import Cell
 
@@ -150,7 +151,7 @@ def kept_probes(folder: Path, cell: Cell) -> dict[int, dict[str, Any]]:
     """The probes of this configuration already in its folder that fit or ran out of memory, by context (a file
     of other settings, which has another id, is not one of them)."""
     kept = {}
-    for path in sorted(folder.glob("*.json")):
+    for path in result_files(folder):
         result = read(path).model_dump(mode="json")
         context = result["config"].get("context")
         if result["status"] in ("ok", "oom") and probe_cell(cell, context).cell_id == result["cell_id"]:

@@ -9,8 +9,9 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
+from harness.core.cache import check_cache_usable
+from harness.core.command_line import Parser
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.environment import cuda_present
 from harness.core.log_file import log_file_problem
@@ -18,8 +19,8 @@ from harness.core.progress import StepLine, matrix_standing
 from harness.process import warm_start
 from harness.process.device_lease import cell_lease, slots_wanted
 from harness.process.supervisor import supervise, time_limit
-from harness.results import ResultFileError, read
-from harness.results.existing import review_cell
+from harness.results import ResultFileError, Status, read
+from harness.results.existing import Redo, replaced, review_cell
 from harness.results.lock import result_lock
 from harness.run.memory_history import ENV as MEMORY_HISTORY_ENV
 from harness.run.worker import cell_and_paths, cell_arguments
@@ -56,7 +57,7 @@ def device_slots_argument(p: argparse.ArgumentParser) -> None:
 def main(argv: list[str]) -> int:
     """The `vramlab run-cell ...` command line a warm-start spare was handed (harness/process/spare.py)."""
     start_logging()
-    parser = argparse.ArgumentParser(prog="vramlab")
+    parser = Parser(prog="vramlab")
     add_arguments(parser.add_subparsers(dest="command", required=True).add_parser("run-cell"))
     args = parser.parse_args(argv)
     args.argv = list(argv)
@@ -78,31 +79,33 @@ def _out_problem(cell: Cell, out: Path, matrix: str) -> str | None:
     return None
 
 
-def _existing_result(cell: Cell, out: Path, force: bool, out_given: bool) -> tuple[str | None, Any]:
+def _existing_result(cell: Cell, out: Path, force: bool, out_given: bool) -> tuple[str | None, Redo | None]:
     """What stands in the way of measuring `cell` into `out`: a reason to stop (the result there is kept), or a
-    damaged or stale file to set aside first (harness/results/existing.py), or neither. A result is replaced only
-    by a newer measurement of the same cell, named with --out, on a machine that can measure it (or with
-    --force); reads only."""
+    file to set aside first: a damaged or stale one (harness/results/existing.py), or a result that stands and is
+    replaced, kept in results/superseded/<matrix>/. A result is replaced only by a newer measurement of the same
+    cell, named with --out or with --force, and never by a machine that could only skip the cell; reads only."""
     redo = review_cell(out, cell.cell_id, cell.settings)
-    if redo is not None or not out.is_file() or force:
+    if redo is not None or not out.is_file():
         return None, redo
     existing = read(out)
     env = existing.environment
     where = (env.gpu or env.cpu) if env else "another machine"
-    if not out_given:
+    if needs_cuda(cell.settings) and not cuda_present() and existing.status is not Status.skipped:
+        return (f"{out} holds the {existing.status.value} result of this cell from {where}; this machine has no "
+                "CUDA GPU, so here the cell could only be skipped: the result is kept, with --force too (measure "
+                "it again on a machine with a GPU)"), None
+    if not out_given and not force:
         return (f"{out} already holds the {existing.status.value} result of this cell from {where}; it is kept "
                 "(delete the file to measure the cell again, give --out to measure it into another file, or "
                 "--force to replace it)"), None
-    if needs_cuda(cell.settings) and not cuda_present():
-        return (f"{out} holds the {existing.status.value} result of this cell from {where}; this machine has no "
-                "CUDA GPU, so here the cell could only be skipped: the result is kept (--force replaces it)"), None
-    return None, None
+    return None, replaced(out, cell.matrix)
 
 
 def run_cell(args: argparse.Namespace) -> int:
     """Every argument is checked before any file is touched; then, under the cell's lock, an existing result is
     kept, or set aside where it is damaged, and the cell is measured."""
     cell, out, _ = cell_and_paths(args)
+    check_cache_usable()  # a cache that cannot be used would fail the cell half-way, and its error would stick
     problem = _out_problem(cell, out, args.matrix)
     try:
         limit = time_limit(cell.settings, args.time_limit)
@@ -144,10 +147,28 @@ def run_cell(args: argparse.Namespace) -> int:
         if refusal:
             print(f"vramlab: {refusal}", file=sys.stderr)
             return 2
-        if redo is not None:
-            print(f"vramlab: {redo.reason}; moved to {redo.set_aside()}, and the cell is measured again",
-                  file=sys.stderr)
-        return _supervised(args, cell, out, limit)
+        if redo is None:
+            return _supervised(args, cell, out, limit)
+        standing = read(out).status if redo.matrix else None  # a result that stands, replaced on purpose
+        moved = redo.set_aside()
+        print(f"vramlab: {redo.reason}; moved to {moved}, and the cell is measured again", file=sys.stderr)
+        code = _supervised(args, cell, out, limit)
+        return code if standing is None else _no_skip_over(standing, out, moved, code)
+
+
+def _no_skip_over(standing: Status, out: Path, moved: Path, code: int) -> int:
+    """A machine that could only skip the cell (a technique it lacks, found once the cell started) never replaces
+    a measured result with that skip: the result set aside comes back, and the command says so (exit 2)."""
+    try:
+        new = read(out)
+    except (OSError, ResultFileError):
+        return code
+    if new.status is not Status.skipped or standing is Status.skipped:
+        return code
+    os.replace(moved, out)
+    print(f"vramlab: the cell could only be skipped here ({(new.reason or '')[:300]}); the {standing.value} result it "
+          f"would have replaced is back in {out}", file=sys.stderr)
+    return 2
 
 
 def _supervised(args: argparse.Namespace, cell: Cell, out: Path, limit: float) -> int:

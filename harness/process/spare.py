@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.core.command_line import Parser
 from harness.core.console import start_logging
 from harness.core.environment_variables import spare_idle_seconds
 from harness.process import cell_command, warm_start
@@ -40,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     start_logging()
-    parser = argparse.ArgumentParser(prog="python -m harness.process", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m harness.process", description=__doc__.split("\n\n")[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
     return serve(args.kind, args.launcher)

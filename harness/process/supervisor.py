@@ -26,7 +26,7 @@ from harness.data.training import sequences_needed
 from harness.process import warm_start
 from harness.process.procfs import stat_fields
 from harness.results import CellResult, Status, new_result, now, write_atomic
-from harness.results.existing import record_input
+from harness.results.existing import KILLED, record_input
 from harness.results.model import Environment
 from harness.run import worker
 from harness.run.worker_status import RECORD_ENV, STATUS_ENV, TIME_LIMIT_ENV, SupervisorError, recorded_lease
@@ -318,8 +318,10 @@ def _write_result(cell: Cell, out: Path, status: dict[str, Any], limit: float, e
         reason = f"the measuring process {record['exit']} in phase '{phase}', without writing a result"
         if trace:
             reason += f"; last error: {trace.strip().splitlines()[-1][:500]}"
+    # a kill says nothing of the cell's settings: the next run measures it again (harness/results/existing.py)
+    killed = {"error": {"cause": KILLED}} if returncode is not None and returncode < 0 and ended_by is None else {}
     result = new_result(cell, result_status, reason, environment=_environment(cell, status.get("environment")),
-                        phase=phase, traceback=trace, records={"supervisor": record},
+                        phase=phase, traceback=trace, records={"supervisor": record, **killed},
                         device_lease=recorded_lease(extra_env or {}))
     result.started_at, result.finished_at = started, now()
     record_input(result)

@@ -4,13 +4,21 @@ Why it is so: docs/measurement.md."""
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.data.training import input_digest
 from harness.results.model import CellResult, EvaluationResult, Status
-from harness.results.store import NewerSchemaError, ResultFileError, check, set_aside
+from harness.results.store import NewerSchemaError, ResultFileError, check, set_aside, supersede, superseded_path
+
+# what an error result records of its cause (records.error.cause): the cell's own, which stands until its input
+# changes, or the machine's or a kill's, which says nothing of the cell, so that the next run measures it again
+OF_THE_CELL, OF_THE_MACHINE, KILLED = "cell", "environment", "signal"
+# for results written before records.error: their reason starts with the exception's name
+_MACHINE_ERRORS = {name for name, kind in vars(builtins).items()
+                   if isinstance(kind, type) and issubclass(kind, OSError)}
 
 
 @dataclass(frozen=True)
@@ -20,12 +28,20 @@ class Redo:
     path: Path
     reason: str
     folder: str = "damaged"
+    matrix: str | None = None  # a result that stands, replaced on purpose: kept in results/superseded/<matrix>/
 
     def set_aside(self) -> Path:
-        return set_aside(self.path, self.folder)
+        return supersede(self.path, self.matrix) if self.matrix else set_aside(self.path, self.folder)
 
     def describe(self) -> str:
-        return f"{self.reason}; it is set aside in {self.path.parent / self.folder}/ and measured again"
+        where = superseded_path(self.path, self.matrix).parent if self.matrix else self.path.parent / self.folder
+        return f"{self.reason}; it is set aside in {where}/ and measured again"
+
+
+def replaced(path: Path, matrix: str) -> Redo:
+    """A result that stands and is measured again all the same (run-cell --out naming it, or --force): it is
+    moved to results/superseded/<matrix>/, never written over."""
+    return Redo(path, f"{path}: replaced by a new measurement of its cell", "superseded", matrix)
 
 
 def review_cell(path: Path, cell_id: str, settings: dict[str, Any] | None = None) -> Redo | None:
@@ -41,7 +57,8 @@ def review_cell(path: Path, cell_id: str, settings: dict[str, Any] | None = None
         return Redo(path, str(err))
     if not isinstance(result, CellResult) or result.cell_id != cell_id:
         return Redo(path, f"{path}: holds the result of another cell ({result.cell_id}), not of {cell_id}")
-    return _input_changed(path, result, settings if settings is not None else result.config)
+    return _not_the_cells(path, result) or _input_changed(path, result,
+                                                          settings if settings is not None else result.config)
 
 
 def review_evaluation(path: Path, cell_id: str, task: str) -> Redo | None:
@@ -72,6 +89,28 @@ def record_input(result: CellResult) -> None:
     found = recorded_input(result.config)
     if found:
         result.records.setdefault("input", found)
+
+
+def error_record(error: BaseException) -> dict[str, str]:
+    """records.error of a cell that raised `error`: an OSError is the machine's (a full disk, a folder that cannot
+    be written, the network), anything else the cell's."""
+    return {"type": type(error).__name__, "cause": OF_THE_MACHINE if isinstance(error, OSError) else OF_THE_CELL}
+
+
+def _not_the_cells(path: Path, result: CellResult) -> Redo | None:
+    """An error that came from a kill (a signal, the kernel's out-of-memory killer) or from the machine, not from
+    the cell's settings, is measured again rather than kept as the cell's outcome."""
+    if result.status is not Status.error:
+        return None
+    cause = (result.records.get("error") or {}).get("cause")
+    ended = str((result.records.get("supervisor") or {}).get("exit") or "")
+    if cause == KILLED or ended.startswith("was killed by"):
+        why = f"its measuring process {ended or 'was killed'}"
+    elif cause == OF_THE_MACHINE or (cause is None and (result.reason or "").split(":")[0] in _MACHINE_ERRORS):
+        why = f"its error came from the machine, not from the cell ({(result.reason or '')[:120]})"
+    else:
+        return None
+    return Redo(path, f"{path}: {why}", folder="superseded")
 
 
 def _input_changed(path: Path, result: CellResult, settings: dict[str, Any]) -> Redo | None:

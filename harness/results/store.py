@@ -46,6 +46,15 @@ def evaluation_path(results_dir: Path, matrix: str, cell_id: str, task: str) -> 
     return Path(results_dir) / matrix / "evaluations" / cell_id / f"{task}.json"
 
 
+def result_files(folder: Path, pattern: str = "*.json") -> list[Path]:
+    """The files under `folder` that `pattern` matches, sorted, without hidden ones: a result is written to a
+    temporary file beside it (`.<id>.*.tmp.json`, empty until its rename, harness/core/atomic_files.py), which a
+    reader that meets it mid-write must not take for a result; nor is anything under a hidden folder one."""
+    folder = Path(folder)
+    return sorted(p for p in folder.glob(pattern)
+                  if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
 def adapter_folder(results_dir: Path, matrix: str, cell_id: str) -> Path:
     """Trained adapters are kept here, outside git, for the evaluation stage."""
     return Path(results_dir) / matrix / "adapters" / cell_id
@@ -197,6 +206,27 @@ def set_aside(path: Path, folder: str = "damaged") -> Path:
     """Move a damaged result out of the way (never delete it), so that its cell is measured again; `folder`
     'superseded' for a valid result that is redone for another reason (harness/results/existing.py)."""
     target = path.parent / folder / f"{path.name}.{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S%f')}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(path, target)
+    return target
+
+
+def superseded_path(path: Path, matrix: str) -> Path:
+    """Where a result that stood is kept once it is replaced: results/superseded/<matrix>/, as the committed ones
+    are, with its path below the matrix's folder (a reproduction's, a probe's), named <cell_id>.<UTC time>.json
+    (the committed ones are named by commit). The matrix's folder is the one its owner file .matrix marks, else
+    the nearest named after the matrix, else the file's own folder."""
+    path = Path(path)
+    named = [p for p in path.parents if p.name == matrix]
+    top = next((p for p in named if (p / ".matrix").is_file()), named[0] if named else None)
+    root, below = (top.parent, path.relative_to(top)) if top else (path.parent, Path(path.name))
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
+    return root / "superseded" / matrix / below.parent / f"{path.stem}.{stamp}{path.suffix}"
+
+
+def supersede(path: Path, matrix: str) -> Path:
+    """Move a result that stands out of the way of its replacement (never delete it); returns where it went."""
+    target = superseded_path(path, matrix)
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(path, target)
     return target

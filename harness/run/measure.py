@@ -26,7 +26,7 @@ from harness.data import training as data_module
 from harness.data.workload import DoesNotFit
 from harness.estimate import predicted_not_to_fit
 from harness.results import CellResult, Status, new_result, now, write_atomic
-from harness.results.existing import record_input
+from harness.results.existing import error_record, record_input
 from harness.results.model import DeviceLeaseRecord
 from harness.run import worker_status
 from harness.run.memory_history import recording, requested
@@ -109,7 +109,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
     ])
     metrics: dict[str, Any] = {"loss": []}
     outputs: dict[str, Any] = {"metrics": metrics}
-    status, reason, trace = Status.ok, None, None
+    status, reason, trace, cause = Status.ok, None, None, None
     with tempfile.TemporaryDirectory(prefix="vramlab-") as scratch, trackers:
         outputs["scratch_dir"] = scratch
         try:
@@ -125,7 +125,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
                 status, reason = Status.oom, str(err).strip().splitlines()[0][:500]
             else:
                 status, reason = Status.error, f"{type(err).__name__}: {str(err).strip()[:500]}"
-                trace = traceback.format_exc()
+                trace, cause = traceback.format_exc(), error_record(err)
             log.warning("cell %s: %s", status.value, reason)
     budget.release()
     trackers.report(metrics)
@@ -141,6 +141,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
         cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, status=status, reason=reason,
         config=settings, varied=cell.varied, environment=env, metrics=metrics, budget=budget.as_dict(),
         records={**outputs.get("records", {}), "process": worker_status.started_how(),
+                 **({"error": cause} if cause else {}),
                  **({"device_shared": {"note": shared_note, "other_pids": sorted(probe.others)[:20]}}
                     if shared_note and probe else {})}, model=outputs.get("model"),
         data=outputs.get("data"),

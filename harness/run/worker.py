@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from harness.core.command_line import Parser
 from harness.core.console import run_command, start_logging
 from harness.results import adapter_folder, result_path
 from harness.run import bytecode, worker_status
@@ -63,7 +64,7 @@ def measure(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     bytecode.enable()  # (where the entry point did not already)
     start_logging()
-    parser = argparse.ArgumentParser(prog="python -m harness.run", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m harness.run", description=__doc__.split("\n\n")[0])
     cell_arguments(parser)
     args = parser.parse_args(argv)
     return run_command(lambda: measure(args))

@@ -26,6 +26,12 @@ class DataError(UsageError):
     """User data that cannot be read, with a one-line message saying where and how to fix it."""
 
 
+def looked_at(path: str | Path) -> Path:
+    """The path as it is read, absolute: every message names it so, since a relative one in a matrix is read from
+    wherever the command runs, which the person reading the error may not know."""
+    return Path(path).expanduser().resolve()
+
+
 def _text(path: Path) -> str:
     try:
         data = path.read_bytes()
@@ -95,7 +101,7 @@ def _messages(record: Any, where: str) -> list[dict[str, str]]:
 def read_chat_jsonl(path: str | Path) -> list[list[dict[str, str]]]:
     """Conversations from a JSONL file: one {"messages": [{"role", "content"}, ...]} object per line, roles
     system, user or assistant, at least one assistant message each; blank lines are skipped."""
-    path = Path(path)
+    path = looked_at(path)
     conversations = []
     for number, line in enumerate(_text(path).split("\n"), 1):
         if not line.strip():
@@ -115,7 +121,7 @@ def read_chat_jsonl(path: str | Path) -> list[list[dict[str, str]]]:
 def read_text_folder(path: str | Path) -> list[Document]:
     """One Document per *.txt file of the folder (sorted by name, not recursive), split into sections at
     its headings (harness.data.workload.sections); the file name without .txt is the id and the title."""
-    folder = Path(path)
+    folder = looked_at(path)
     if not folder.is_dir():
         raise DataError(f"{folder}: not a folder; give the folder that holds the .txt documents")
     files = sorted(p for p in folder.glob("*.txt") if p.is_file())

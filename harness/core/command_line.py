@@ -1,0 +1,54 @@
+"""The argument parser of every vramlab command line: argparse, except that an option given twice is refused
+(argparse lets the last one win, so `--out a --out b` would silently write b) and its errors are one line."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+
+class _Once(argparse.Action):
+    """Mixed into an option's own action: a second use of the option, in any spelling, is an error."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        given = getattr(parser, "given", None)
+        if given is not None:
+            if self.dest in given:
+                raise argparse.ArgumentError(self, f"given more than once ({given[self.dest]}, then "
+                                                   f"{_spelled(option_string, values)}); give it once")
+            given[self.dest] = _spelled(option_string, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _spelled(option: str | None, values: Any) -> str:
+    shown = values if isinstance(values, str) else " ".join(map(str, values)) if isinstance(values, list) else ""
+    return f"{option} {shown[:80]}".strip()
+
+
+# the actions that keep one value: repeatable ones (append, count) are meant to be given again
+_SINGLE = (argparse._StoreAction, argparse._StoreConstAction, argparse._StoreTrueAction,
+           argparse._StoreFalseAction, argparse.BooleanOptionalAction)
+_ONCE: dict[type, type] = {kind: type(f"Once{kind.__name__}", (_Once, kind), {}) for kind in _SINGLE}
+
+
+class Parser(argparse.ArgumentParser):
+    """Subcommands made with add_subparsers are Parsers too (argparse gives them the parent's class)."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if action.option_strings and type(action) in _ONCE:
+            action.__class__ = _ONCE[type(action)]
+        return action
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        self.given: dict[str, str] = {}  # the options of this one parse, each as it was first given
+        try:
+            return super().parse_known_args(args, namespace)
+        finally:
+            self.given = {}
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
