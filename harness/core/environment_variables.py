@@ -16,10 +16,13 @@ SPARE_IDLE = "VRAMLAB_SPARE_IDLE"
 DEVICE_SLOTS = "VRAMLAB_DEVICE_SLOTS"
 LEASES = "VRAMLAB_LEASES"
 MAX_CELLS_DEFAULT = 5000  # a typo in an axis must not eat the memory
+# cells sharing one GPU at once (concurrent_cells, --device-slots): each holds a CUDA context, a model and its
+# activations, so a few dozen fill the largest card; a number beyond that is a typo, never a plan
+MAX_DEVICE_SLOTS = 64
 SPARE_IDLE_DEFAULT = 120.0
 
 
-def positive_int(name: str, default: int) -> int:
+def positive_int(name: str, default: int, most: int | None = None) -> int:
     text = os.environ.get(name)
     if text is None:
         return default
@@ -27,9 +30,20 @@ def positive_int(name: str, default: int) -> int:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
-        raise UsageError(f"{name}={text[:40]!r}: give a whole number of 1 or more (unset it for {default:,})")
+    if value < 1 or (most is not None and value > most):
+        span = f"from 1 to {most:,}" if most is not None else "of 1 or more"
+        raise UsageError(f"{name}={text[:40]!r}: give a whole number {span} (unset it for {default:,})")
     return value
+
+
+def device_slots_problem(value: object) -> str | None:
+    """Why `value` cannot be the number of cells that share one GPU, or None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return f"{value!r} is not a positive integer"
+    if value > MAX_DEVICE_SLOTS:
+        return (f"{value:,} cells on one GPU at once is more than the limit of {MAX_DEVICE_SLOTS} (each holds its own "
+                "CUDA context, model and activations)")
+    return None
 
 
 def positive_seconds(name: str, default: float) -> float:
@@ -76,7 +90,7 @@ def spare_idle_seconds() -> float:
 
 def device_slots() -> int:
     """Cells that may share one GPU at once where no --device-slots says (harness/process/device_lease.py)."""
-    return positive_int(DEVICE_SLOTS, 1)
+    return positive_int(DEVICE_SLOTS, 1, MAX_DEVICE_SLOTS)
 
 
 def leases_folder() -> Path | None:

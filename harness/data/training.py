@@ -40,9 +40,12 @@ def _data_level(value: Any) -> str | None:
         return None
     if isinstance(value, str) and value.startswith(USER_DATA_PREFIXES) and len(value) > 5:
         path = Path(value.split(":", 1)[1]).expanduser()
-        wanted = path.is_file() if value.startswith("chat:") else path.is_dir()
-        if not wanted:
-            return f"{value!r}: no such {'file' if value.startswith('chat:') else 'folder'} {path}"
+        chat = value.startswith("chat:")
+        if path.exists() and path.is_dir() == chat:
+            return (f"{value!r}: {path} is a {'folder' if chat else 'file'}; chat: takes a .jsonl file of "
+                    "conversations, text: a folder of .txt files")
+        if not (path.is_file() if chat else path.is_dir()):
+            return f"{value!r}: no such {'file' if chat else 'folder'} {path}"
         return _user_data_problem(value)
     return (f"{value!r} is not one of {', '.join(DATA_KINDS)}, nor 'chat:<file.jsonl>' or "
             "'text:<folder of .txt files>'")

@@ -103,10 +103,22 @@ def facts(source: str) -> ModelFacts | None:
         return _gguf_facts(str(file))
     path = Path(source).expanduser()
     if (path / "config.json").is_file():
-        return _from_config(json.loads((path / "config.json").read_text()))
+        return _from_config(_folder_config(path / "config.json"))
     if source.startswith(("/", "./", "../", "~")) or path.exists():
         raise ModelSourceError(f"model folder {source!r} does not exist or holds no config.json")
     return None
+
+
+def _folder_config(file: Path) -> dict[str, Any]:
+    """A model folder's config.json as transformers needs it: a JSON object naming its model_type."""
+    try:
+        config = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ModelSourceError(f"{file}: cannot be read as JSON ({' '.join(str(err).split())[:200]})") from None
+    if not isinstance(config, dict) or not isinstance(config.get("model_type"), str):
+        raise ModelSourceError(f"{file}: no model_type, so this is no transformers model folder (a config.json "
+                               "names its model_type, e.g. \"llama\")")
+    return config
 
 
 def _gguf_facts(file: str) -> ModelFacts:
