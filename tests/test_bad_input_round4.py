@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
+from tests.test_bad_input_round2 import _files, _one_line, _vramlab  # the house's helpers
+
 F = 'model: "arch:tiny-llama", data: zipf, device: cpu, warmup_steps: 0, steps: 1, context: 64'
 
 
@@ -105,3 +108,116 @@ def test_user_data_of_the_wrong_kind_says_what_the_path_is(tmp_path, kind):
     fixed = F.replace("data: zipf", f'data: "{kind}:{given}"')
     _refused(_matrix(tmp_path, f"fixed: {{{fixed}}}\naxes: {{adapter: [lora]}}\n"),
              f"is a {'folder' if kind == 'chat' else 'file'}; chat: takes a .jsonl file")
+
+
+# D10: a result file beyond any result's size is not a result (check and aggregate read it through results.check)
+def test_a_result_file_of_unbounded_size_is_refused_unread(tmp_path):
+    from harness.results import ResultFileError, check
+    from harness.results.store import MAX_RESULT_BYTES
+
+    huge = tmp_path / "dca0c19d53c5.json"
+    with huge.open("wb") as handle:
+        handle.truncate(MAX_RESULT_BYTES + 1)  # sparse: no disk, and never read
+    with pytest.raises(ResultFileError, match="more than the limit of 64 MiB for a result file"):
+        check(huge)
+
+
+def _model_folder(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llama", "max_position_embeddings": 2048}')
+    (folder / "model.safetensors").write_bytes(b"weights")
+    return folder
+
+
+# H08, Q02: a result (an error, or a measurement) whose local model folder or user data changed since is redone
+@pytest.mark.parametrize(("status", "change"), [("error", "model"), ("ok", "model"), ("ok", "data")])
+def test_a_result_whose_input_changed_since_is_superseded(tmp_path, status, change):
+    from harness.results import CellResult, write_atomic
+    from harness.results.existing import recorded_input, review_cell
+    from harness.spec.matrix import expand
+
+    model = _model_folder(tmp_path / "model")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("Title\n\nA document.\n")
+    fixed = f'model: "{model}", data: "text:{tmp_path / "docs"}", device: cpu, steps: 1, context: 64'
+    cell = expand(_matrix(tmp_path, f"fixed: {{{fixed}}}\naxes: {{adapter: [lora]}}\n"))[0]
+    out = tmp_path / "results" / "m" / f"{cell.cell_id}.json"
+    write_atomic(out, CellResult(cell_id=cell.cell_id, name=cell.name, matrix="m", status=status,
+                                 reason="ValueError: as it was" if status == "error" else None, config=cell.settings,
+                                 metrics={"peak_device_bytes": 2**20} if status == "ok" else {},
+                                 records={"input": recorded_input(cell.settings)}))
+    assert review_cell(out, cell.cell_id, cell.settings) is None  # nothing changed: it stands
+    if change == "model":
+        (model / "config.json").write_text('{"model_type": "llama", "max_position_embeddings": 4096}')
+    else:
+        (tmp_path / "docs" / "a.txt").write_text("Title\n\nAnother document.\n")
+    redo = review_cell(out, cell.cell_id, cell.settings)
+    assert redo is not None and redo.folder == "superseded" and "has changed since" in redo.reason, redo
+    assert ("the model folder" if change == "model" else "data 'text:") in redo.reason
+
+
+# R04: aggregate holds the results folder's owner (.matrix) as Snakemake and run-cell do; W01: a damaged owner file
+# and W04: a file where the results folder goes are one line each
+def test_aggregate_refuses_another_matrix_files_results_folder(tmp_path):
+    from harness.report.aggregate import aggregate
+    from harness.spec.matrix import MatrixError
+
+    (tmp_path / "other").mkdir()
+    path = _matrix(tmp_path / "other", f"fixed: {{{F}}}\naxes: {{adapter: [rslora, lora]}}\n", "base")
+    (tmp_path / "results" / "base").mkdir(parents=True)
+    (tmp_path / "results" / "base" / ".matrix").write_text("/elsewhere/base.yaml\n")
+    with pytest.raises(MatrixError, match=r"holds the results of another matrix file \(/elsewhere/base.yaml\)"):
+        aggregate(path, tmp_path / "results", tmp_path / "reports", partial=True)
+    assert not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize(("damage", "expected"), [("marker", "is damaged (not a matrix path)"),
+                                                  ("folder", "is a file, not a folder")])
+def test_a_damaged_owner_file_or_a_file_for_the_results_folder_is_one_line(tmp_path, damage, expected):
+    from harness.spec.matrix import MatrixError, claim_results_folder
+
+    if damage == "marker":
+        (tmp_path / "base").mkdir()
+        (tmp_path / "base" / ".matrix").write_bytes(b"\x00\xff garbage")
+    else:
+        (tmp_path / "base").write_text("")
+    with pytest.raises(MatrixError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        claim_results_folder(tmp_path, "base", tmp_path / "base.yaml", write=False)
+
+
+# G06: compare reads a reproduction only as the result of the cell its file is named by
+def test_compare_refuses_another_cells_result_as_a_reproduction(tmp_path):
+    import shutil
+
+    from harness.report.reproduce import write_comparison
+    from harness.results import ResultFileError
+
+    results = tmp_path / "results"
+    shutil.copytree(REPO / "results" / "smoke", results / "smoke")
+    (results / "smoke" / "reproductions" / "vm").mkdir(parents=True)
+    shutil.copy(results / "smoke" / "c5338522d7ed.json", results / "smoke" / "reproductions" / "vm" /
+                "d9946bcf27e9.json")  # the result of the cell at context 256 as the one at 128
+    with pytest.raises(ResultFileError, match=r"would be named c5338522d7ed\.json"):
+        write_comparison("smoke", results, tmp_path / "reports", "vm")
+    assert not (tmp_path / "reports").exists()
+
+
+# R03: without --out the refusal names the matrix file to rename, not an --out never given; G04: a folder named
+# after another matrix is refused outside results/ too; Y02: --memory-history on a CPU cell does nothing, so is refused
+@pytest.mark.slow
+@pytest.mark.parametrize(("given", "expected"), [
+    ([], "holds the results of another matrix file (/elsewhere/base.yaml); rename this file"),
+    (["--out", "{tmp}/rd2/smoke/{cell}.json"], "its folder is named after the matrix 'smoke'"),
+    (["--memory-history", "{tmp}/history.pickle"], "--memory-history records the CUDA allocator's history")])
+def test_run_cell_says_what_is_wrong_with_where_it_would_write(tmp_path, given, expected):
+    from harness.spec.matrix import expand
+
+    path = _matrix(tmp_path, f"fixed: {{{F}}}\naxes: {{adapter: [lora]}}\n", "base")
+    cell = expand(path)[0].cell_id
+    (tmp_path / "results" / "base").mkdir(parents=True)
+    (tmp_path / "results" / "base" / ".matrix").write_text("/elsewhere/base.yaml\n" if not given else
+                                                           f"{Path(path).resolve()}\n")
+    args = [a.format(tmp=tmp_path, cell=cell) for a in given]
+    before = _files(tmp_path)
+    _one_line(_vramlab("run-cell", "--matrix", path, "--cell", cell, *args, cwd=tmp_path), expected)
+    assert _files(tmp_path) == before

@@ -15,6 +15,7 @@ import yaml
 
 from harness.core.environment_variables import ablations_folder, device_slots_problem, max_cells
 from harness.core.errors import UsageError
+from harness.core.path_problems import file_in_the_way
 from harness.core.suggest import did_you_mean
 from harness.spec.ceiling import CeilingSpec, CeilingSpecError
 from harness.spec.cell_checks import chat_template_problem, name_contradiction
@@ -84,16 +85,37 @@ def matrix_identity(path: Path) -> str:
     return f"ablations/{path.name}" if path.resolve().parent.name == "ablations" else str(path.resolve())
 
 
+def results_folder_owner(marker: Path) -> str:
+    """The matrix a results folder's .matrix file names (matrix_identity's form); a damaged one is one line."""
+    try:
+        owner = marker.read_bytes().decode("utf-8").strip()
+    except UnicodeDecodeError:
+        owner = ""
+    if not owner or "\0" in owner or "\n" in owner:
+        raise MatrixError(f"{marker} is damaged (not a matrix path); delete it, or write the path of the matrix file "
+                          "whose results the folder holds in it")
+    return owner
+
+
+def foreign_folder(path: Path, folder: Path, owner: str) -> str:
+    """What is said where a matrix file would write into the results folder of another."""
+    return (f"{path}: {folder}/ holds the results of another matrix file ({owner}); rename this file (its name "
+            "becomes the results folder's)")
+
+
 def claim_results_folder(results_dir: Path, name: str, path: Path, write: bool = True) -> None:
     """Two different matrix files never share one results folder: the first to write there owns it. `write`
     False only checks (a dry run changes nothing)."""
     marker = Path(results_dir) / name / ".matrix"
+    blocker = file_in_the_way(marker)
+    if blocker is not None:
+        raise MatrixError(f"{blocker} is a file, not a folder, so the results of {name} cannot be kept under it; "
+                          "move it away or give another results folder")
     identity = matrix_identity(path)
     if marker.is_file():
-        owner = marker.read_text().strip()
+        owner = results_folder_owner(marker)
         if owner != identity:
-            raise MatrixError(f"{path}: results/{name}/ holds the results of another matrix file ({owner}); "
-                              "rename this file (its name becomes the results folder's)")
+            raise MatrixError(foreign_folder(path, Path(f"results/{name}"), owner))
         return
     if not write:
         return
