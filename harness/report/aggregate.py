@@ -12,6 +12,7 @@ import pandas as pd
 from harness import results
 from harness.core.atomic_files import write_csv_atomic
 from harness.estimate import calibration
+from harness.report.kept import keep_measured
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
 from harness.spec.cells import Cell
 from harness.spec.design import resolve
@@ -171,6 +172,7 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     estimate = estimate_rows(found)
     design = resolve(load_matrix(matrix)[1], [cell for cell, _ in found])
     out = reports_dir / name
+    keep_measured(out / "cells.csv", cells, ["cell_id"], "status", "pending", results_dir / name, "cells")
     out.mkdir(parents=True, exist_ok=True)
     write_csv_atomic(out / "cells.csv", cells)
     write_csv_atomic(out / "steps.csv", steps)
