@@ -34,6 +34,12 @@ from harness.results.existing import review_cell, review_evaluation
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
 from harness.workflow import default_matrix
+from harness.core.environment_variables import check_all
+
+try:
+    check_all()  # every VRAMLAB_* variable, as each vramlab command checks them before it starts
+except UsageError as err:
+    raise WorkflowError(f"vramlab: {one_line(err)}") from None
 
 def _flag(name, default, also=()):
     """A yes/no --config value: true/yes/on/1 or false/no/off/0 (and any word in `also`); anything else stops the

@@ -4,6 +4,10 @@ built from less. Tests that run vramlab in a child process are marked slow."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -221,3 +225,110 @@ def test_run_cell_says_what_is_wrong_with_where_it_would_write(tmp_path, given, 
     before = _files(tmp_path)
     _one_line(_vramlab("run-cell", "--matrix", path, "--cell", cell, *args, cwd=tmp_path), expected)
     assert _files(tmp_path) == before
+
+
+def _copies(tmp_path: Path, *folders: str) -> Path:
+    """Copies of the committed folders (reports/, results/) to point a command at; it runs from this worktree."""
+    import shutil
+
+    for folder in folders:
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    return tmp_path
+
+
+# C36, C45: claims from a results folder that is missing, or holds none of the claims' results, replaces nothing
+@pytest.mark.parametrize("given", ["nonexistent", "results/smoke"])
+def test_claims_from_a_folder_without_their_results_is_refused(tmp_path, given):
+    import shutil
+
+    from harness.core.errors import UsageError
+    from harness.report.claims.build import write
+
+    shutil.copytree(REPO / "reports" / "claims", tmp_path / "reports" / "claims")
+    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    before = _files(tmp_path / "reports")
+    with pytest.raises(UsageError, match="does not exist" if given == "nonexistent" else "holds no result"):
+        write(tmp_path / given, tmp_path / "reports")
+    assert _files(tmp_path / "reports") == before
+
+
+# the class: no report is replaced by one built from fewer measured results, here claims from half the results
+# and a partial aggregate of a folder that lost a result
+def test_a_report_is_not_replaced_by_one_that_measures_less(tmp_path):
+    import shutil
+
+    from harness.core.errors import UsageError
+    from harness.report.aggregate import aggregate
+    from harness.report.claims.build import write
+
+    shutil.copytree(REPO / "reports" / "claims", tmp_path / "reports" / "claims")
+    for matrix in ("ceiling-16gb", "seed-16gb"):
+        shutil.copytree(REPO / "results" / matrix, tmp_path / "results" / matrix)
+    shutil.rmtree(tmp_path / "results" / "ceiling-16gb")  # the seed's claim is read from a ceiling search
+    before = _files(tmp_path / "reports")
+    with pytest.raises(UsageError, match=r"readings measured that .* holds no result for"):
+        write(tmp_path / "results", tmp_path / "reports")
+    assert _files(tmp_path / "reports") == before
+
+    shutil.copytree(REPO / "reports" / "smoke", tmp_path / "reports" / "smoke")
+    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    next((tmp_path / "results" / "smoke").glob("*.json")).unlink()
+    before = _files(tmp_path / "reports")
+    with pytest.raises(UsageError, match="1 cells measured that"):
+        aggregate("smoke", tmp_path / "results", tmp_path / "reports", partial=True)
+    assert _files(tmp_path / "reports") == before
+
+
+# Z01: report --all rebuilds every report it can, says in one line which it cannot, and exits non-zero
+@pytest.mark.slow
+def test_report_all_is_not_stopped_by_one_report(tmp_path):
+    copy = _copies(tmp_path, "reports", "results")
+    (copy / "reports" / "lost").mkdir()
+    (copy / "reports" / "lost" / "cells.csv").write_text("order,cell_id,name,status\n")
+    done = _vramlab("report", "--all", "--results-dir", str(copy / "results"), "--reports-dir", str(copy / "reports"),
+                    "--out", str(tmp_path / "out"))
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("vramlab: reports/lost/: no matrix file"), done.stderr[-2000:]
+    rebuilt, committed = tmp_path / "out" / "smoke" / "report.md", REPO / "reports" / "smoke" / "report.md"
+    assert rebuilt.read_text() == committed.read_text()
+    assert (tmp_path / "out" / "claims" / "claims.md").is_file()
+
+
+# C19: report NAME --out (or --results-dir) without --all is refused, not ignored over the committed folder
+@pytest.mark.slow
+def test_report_options_of_all_are_refused_without_it(tmp_path):
+    copy = _copies(tmp_path, "reports")
+    before = _files(copy / "reports")
+    _one_line(_vramlab("report", "smoke", "--reports-dir", str(copy / "reports"), "--out", str(tmp_path / "rep")),
+              "--out go with --all")
+    assert _files(copy / "reports") == before and not (tmp_path / "rep").exists()
+
+
+# E04, E05, E10: a switch is 0 or 1 and VRAMLAB_DEVICES names GPUs, as the README documents; any other value is
+# one line naming the variable and what it takes, before any command (and any Snakemake plan) starts
+@pytest.mark.parametrize(("name", "value", "expected"), [
+    ("VRAMLAB_EMULATE_CARD", "maybe", "write VRAMLAB_EMULATE_CARD=0 to turn it off, or VRAMLAB_EMULATE_CARD=1"),
+    ("VRAMLAB_GC_FREEZE", "banana", "write VRAMLAB_GC_FREEZE=0"),
+    ("VRAMLAB_BYTECODE_CACHE", "2", "write VRAMLAB_BYTECODE_CACHE=0"),
+    ("VRAMLAB_DEVICES", "abc", "'abc' is no GPU; give indices or UUIDs")])
+def test_an_environment_switch_outside_its_documented_values_is_refused(monkeypatch, name, value, expected):
+    from harness.core.environment_variables import check_all
+    from harness.core.errors import UsageError
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(UsageError, match=re.escape(expected)):
+        check_all()
+    for fine in (["0", "1"] if name != "VRAMLAB_DEVICES" else ["0,1", "", "GPU-6a1c-22f0,MIG-9f3e/1/0"]):
+        monkeypatch.setenv(name, fine)
+        check_all()
+
+
+@pytest.mark.slow
+def test_snakemake_refuses_a_bad_environment_switch_in_one_line(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                           str(tmp_path), "-n", "--cores", "1", "--config", "matrix=smoke"], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(REPO), "VRAMLAB_DEVICES": "abc"}, timeout=300)
+    said = done.stdout + done.stderr  # Snakemake prints a WorkflowError on stdout
+    assert done.returncode != 0 and "vramlab: VRAMLAB_DEVICES='abc': 'abc' is no GPU" in said, said[-3000:]
+    assert "Traceback" not in said and not (tmp_path / "results").exists()
