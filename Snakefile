@@ -34,6 +34,7 @@ from harness.results.existing import review_cell, review_evaluation
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
 from harness.workflow import check_config, default_matrix, flag
+from harness.core.environment_variables import check_all
 
 def _stop(err):
     """One line and exit 2, as every vramlab command ends on bad input: a WorkflowError would add Snakemake's
@@ -44,8 +45,10 @@ def _stop(err):
 
 try:
     # every --config value, before anything is read (harness/workflow.py); a `--config` without `=` is refused by
-    # Snakemake's own parser before this file is read (README, "Which matrix runs")
+    # Snakemake's own parser before this file is read (README, "Which matrix runs"); and every VRAMLAB_* variable,
+    # as each vramlab command checks them before it starts
     check_config(config, sys.argv)
+    check_all()
 except UsageError as err:
     _stop(err)
 if config.get("matrix"):

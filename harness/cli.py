@@ -243,9 +243,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
         if args.matrix_name:
             raise MatrixError("report --all rebuilds every committed matrix; give no matrix name with it")
         out = Path(args.out) if args.out else None
-        for path in rebuild_all(Path(args.results_dir), Path(args.reports_dir), out):
+        skipped: list[str] = []
+        for path in rebuild_all(Path(args.results_dir or "results"), Path(args.reports_dir), out, skipped=skipped):
             print(path)
-        return 0
+        for line in skipped:  # one report that cannot be rebuilt stops none of the others
+            print(f"vramlab: {line}", file=sys.stderr)
+        return 2 if skipped else 0
+    given = [option for option, value in (("--out", args.out), ("--results-dir", args.results_dir)) if value]
+    if given:
+        raise UsageError(f"report: {' and '.join(given)} go with --all (a rebuild from the result files); a report of "
+                         "one matrix is made from its reports/<matrix>/cells.csv, in place")
     if not args.matrix_name:
         raise MatrixError("report: give a matrix name (reports/<matrix>/), or --all for every committed matrix")
     if not MATRIX_NAME.match(args.matrix_name):
@@ -402,7 +409,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--reports-dir", default="reports")
     p.add_argument("--all", action="store_true",
                    help="every matrix with a reports/<matrix>/cells.csv: aggregate its results, then its report")
-    p.add_argument("--results-dir", default="results", help="with --all: the result files to aggregate")
+    p.add_argument("--results-dir", help="with --all: the result files to aggregate (default: results)")
     p.add_argument("--out", help="with --all: write the rebuilt reports here instead of over --reports-dir")
     p.set_defaults(func=_cmd_report)
 

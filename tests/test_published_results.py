@@ -222,16 +222,18 @@ def test_an_error_caused_by_data_that_has_changed_since_is_measured_again(tmp_pa
     from harness.results.existing import recorded_input
     from harness.spec.matrix import expand
 
-    data = tmp_path / "chat.jsonl"
-    data.write_text('{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]}\n')
+    # text: data, since chat: data needs a chat template that the arch: presets' placeholder tokenizer has not
+    (tmp_path / "docs").mkdir()
+    data = tmp_path / "docs" / "a.txt"
+    data.write_text("Title\n\nSome words of a document, as the user gave it.\n")
     matrix = tmp_path / "m.yaml"
-    matrix.write_text(f'fixed: {{model: "arch:tiny-llama", device: cpu, steps: 2, data: "chat:{data}"}}\n'
+    matrix.write_text(f'fixed: {{model: "arch:tiny-llama", device: cpu, steps: 2, data: "text:{data.parent}"}}\n'
                       "axes: {adapter: [lora]}\n")
     cell = expand(str(matrix))[0]
     out = tmp_path / "results" / "m" / f"{cell.cell_id}.json"
     # the error the data as it was then caused (recorded with its digest), and the data fixed since
     write_atomic(out, CellResult(cell_id=cell.cell_id, name=cell.name, matrix="m", status="error",
-                                 reason="DataError: chat.jsonl:1: no assistant message", config=cell.settings,
+                                 reason="DataError: a.txt: the file is empty", config=cell.settings,
                                  records={"input": recorded_input(cell.settings)}))
     before = out.read_bytes()
     data.write_text(data.read_text() + data.read_text())

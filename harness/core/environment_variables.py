@@ -5,6 +5,7 @@ matrix folder relative to wherever a command happens to run). `vramlab` checks t
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from harness.core.errors import UsageError
@@ -15,11 +16,19 @@ ABLATIONS = "VRAMLAB_ABLATIONS"
 SPARE_IDLE = "VRAMLAB_SPARE_IDLE"
 DEVICE_SLOTS = "VRAMLAB_DEVICE_SLOTS"
 LEASES = "VRAMLAB_LEASES"
+# switches the README documents as NAME=0 (off); 1, the default, is on
+SWITCHES = ("VRAMLAB_EMULATE_CARD", "VRAMLAB_GC_FREEZE", "VRAMLAB_BYTECODE_CACHE")
+DEVICES = "VRAMLAB_DEVICES"
+# what CUDA_VISIBLE_DEVICES takes: an index, or a GPU's or MIG instance's UUID
+DEVICE_ENTRY = re.compile(r"^(\d+|(GPU|MIG)-[A-Za-z0-9/-]+)$")
 MAX_CELLS_DEFAULT = 5000  # a typo in an axis must not eat the memory
+# cells sharing one GPU at once (concurrent_cells, --device-slots): each holds a CUDA context, a model and its
+# activations, so a few dozen fill the largest card; a number beyond that is a typo, never a plan
+MAX_DEVICE_SLOTS = 64
 SPARE_IDLE_DEFAULT = 120.0
 
 
-def positive_int(name: str, default: int) -> int:
+def positive_int(name: str, default: int, most: int | None = None) -> int:
     text = os.environ.get(name)
     if text is None:
         return default
@@ -27,9 +36,20 @@ def positive_int(name: str, default: int) -> int:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
-        raise UsageError(f"{name}={text[:40]!r}: give a whole number of 1 or more (unset it for {default:,})")
+    if value < 1 or (most is not None and value > most):
+        span = f"from 1 to {most:,}" if most is not None else "of 1 or more"
+        raise UsageError(f"{name}={text[:40]!r}: give a whole number {span} (unset it for {default:,})")
     return value
+
+
+def device_slots_problem(value: object) -> str | None:
+    """Why `value` cannot be the number of cells that share one GPU, or None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return f"{value!r} is not a positive integer"
+    if value > MAX_DEVICE_SLOTS:
+        return (f"{value:,} cells on one GPU at once is more than the limit of {MAX_DEVICE_SLOTS} (each holds its own "
+                "CUDA context, model and activations)")
+    return None
 
 
 def positive_seconds(name: str, default: float) -> float:
@@ -64,6 +84,23 @@ def folder(name: str, default: Path | None, must_exist: bool) -> Path | None:
     return path
 
 
+def switch(name: str) -> None:
+    """A switch is 0 or 1: a word read as either would silently do the other thing."""
+    text = os.environ.get(name)
+    if text is not None and text.strip() not in ("0", "1"):
+        raise UsageError(f"{name}={text[:40]!r}: write {name}=0 to turn it off, or {name}=1 (the default, as when "
+                         "unset) to keep it on")
+
+
+def devices() -> None:
+    """VRAMLAB_DEVICES: comma-separated GPU indices or UUIDs, as CUDA_VISIBLE_DEVICES takes them (empty: no leases)."""
+    text = os.environ.get(DEVICES)
+    bad = next((e for e in (text or "").split(",") if e.strip() and not DEVICE_ENTRY.match(e.strip())), None)
+    if bad is not None:
+        raise UsageError(f"{DEVICES}={text[:80]!r}: {bad.strip()[:40]!r} is no GPU; give indices or UUIDs separated by "
+                         "commas (e.g. 0,1 or GPU-...), or an empty value to turn device leasing off")
+
+
 def max_cells() -> int:
     """The most cells a matrix may expand to."""
     return positive_int(MAX_CELLS, MAX_CELLS_DEFAULT)
@@ -76,7 +113,7 @@ def spare_idle_seconds() -> float:
 
 def device_slots() -> int:
     """Cells that may share one GPU at once where no --device-slots says (harness/process/device_lease.py)."""
-    return positive_int(DEVICE_SLOTS, 1)
+    return positive_int(DEVICE_SLOTS, 1, MAX_DEVICE_SLOTS)
 
 
 def leases_folder() -> Path | None:
@@ -100,3 +137,6 @@ def check_all() -> None:
     leases_folder()
     cache_folder()
     ablations_folder()
+    for name in SWITCHES:
+        switch(name)
+    devices()

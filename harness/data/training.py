@@ -40,11 +40,12 @@ def _data_level(value: Any) -> str | None:
         return None
     if isinstance(value, str) and value.startswith(USER_DATA_PREFIXES) and len(value) > 5:
         path = Path(value.split(":", 1)[1]).expanduser()
-        wanted = path.is_file() if value.startswith("chat:") else path.is_dir()
-        if not wanted:
-            kind, found = ("file", "a folder") if value.startswith("chat:") else ("folder", "a file")
-            return (f"{value!r}: {looked_at(path)} is {found}, not a {kind}" if path.exists() else
-                    f"{value!r}: no such {kind} {looked_at(path)}")
+        chat = value.startswith("chat:")
+        if path.exists() and path.is_dir() == chat:
+            return (f"{value!r}: {looked_at(path)} is a {'folder, not a file' if chat else 'file, not a folder'}; "
+                    "chat: takes a .jsonl file of conversations, text: a folder of .txt files")
+        if not (path.is_file() if chat else path.is_dir()):
+            return f"{value!r}: no such {'file' if chat else 'folder'} {looked_at(path)}"
         return _user_data_problem(value)
     return (f"{value!r} is not one of {', '.join(DATA_KINDS)}, nor 'chat:<file.jsonl>' or "
             "'text:<folder of .txt files>'")

@@ -15,6 +15,7 @@ from harness.core.command_line import Parser
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.environment import cuda_present
 from harness.core.log_file import log_file_problem
+from harness.core.path_problems import file_in_the_way
 from harness.core.progress import StepLine, matrix_standing
 from harness.process import warm_start
 from harness.process.device_lease import cell_lease, slots_wanted
@@ -26,7 +27,14 @@ from harness.run.memory_history import ENV as MEMORY_HISTORY_ENV
 from harness.run.worker import cell_and_paths, cell_arguments
 from harness.run.worker_status import SupervisorError
 from harness.spec.cells import Cell
-from harness.spec.matrix import expand, matrix_identity, matrix_path
+from harness.spec.matrix import (
+    available_matrices,
+    expand,
+    foreign_folder,
+    matrix_identity,
+    matrix_path,
+    results_folder_owner,
+)
 from harness.stack.backends import name_for
 from harness.stack.techniques import needs_cuda
 
@@ -64,18 +72,43 @@ def main(argv: list[str]) -> int:
     return run_command(lambda: run_cell(args))
 
 
-def _out_problem(cell: Cell, out: Path, matrix: str) -> str | None:
+def _out_problem(cell: Cell, out: Path, matrix: str, out_given: bool) -> str | None:
     """--out names this cell's result file: a file named by the cell's id, so that no other file is ever taken for a
-    damaged result and set aside, or written over; in no folder another matrix owns (its .matrix file)."""
-    owner = next((p / ".matrix" for p in [out.parent, *out.parent.parents] if (p / ".matrix").is_file()), None)
-    if owner is not None and owner.read_text().strip() != matrix_identity(matrix_path(matrix)):
-        return (f"--out {out}: {owner.parent}/ holds the results of another matrix ({owner.read_text().strip()}); "
-                f"give a path in this matrix's folder (e.g. {owner.parent.parent / cell.matrix / out.name})")
+    damaged result and set aside, or written over; in no folder another matrix owns (its .matrix file), nor one
+    named after another matrix (outside a results folder, where no .matrix says whose it is)."""
+    marker = next((p / ".matrix" for p in [out.parent, *out.parent.parents] if (p / ".matrix").is_file()), None)
+    owner = results_folder_owner(marker) if marker is not None else None
+    if owner is not None and owner != matrix_identity(matrix_path(matrix)):
+        if not out_given:  # the results folder the matrix's name gives: the file is to be renamed, not --out
+            return foreign_folder(matrix_path(matrix), marker.parent, owner)
+        return (f"--out {out}: {marker.parent}/ holds the results of another matrix ({owner}); "
+                f"give a path in this matrix's folder (e.g. {marker.parent.parent / cell.matrix / out.name})")
+    if owner is None and out.parent.name != cell.matrix and out.parent.name in available_matrices():
+        return (f"--out {out}: its folder is named after the matrix {out.parent.name!r}, so it would pass for that "
+                f"matrix's results; give a folder named {cell.matrix} "
+                f"(e.g. {out.parent.parent / cell.matrix / out.name})")
     if out.is_dir():
         return f"--out {out} is a folder; give the path of the result file (e.g. {out / (cell.cell_id + '.json')})"
     if out.name != f"{cell.cell_id}.json":
         return (f"--out {out}: a result file is named by its cell's id; give a path ending in {cell.cell_id}.json "
                 f"(e.g. {out.parent / (cell.cell_id + '.json')})")
+    return None
+
+
+def _memory_history_problem(cell: Cell, given: str | None) -> str | None:
+    """--memory-history records CUDA's allocator: a cell on the CPU has none, and a path nothing can be written to
+    is said before the cell runs, not after it."""
+    if not given:
+        return None
+    device = cell.settings["device"]
+    if device == "cpu" or (not needs_cuda(cell.settings) and not cuda_present()):
+        return (f"--memory-history records the CUDA allocator's history, and cell {cell.name} runs on the CPU "
+                f"here (device: {device}), so there would be nothing to record; leave it out")
+    if Path(given).is_dir():
+        return f"--memory-history {given} is a folder; give the path of a file"
+    blocker = file_in_the_way(Path(given))
+    if blocker is not None:
+        return f"--memory-history {given}: {blocker} is a file, not a folder, so the history cannot be written under it"
     return None
 
 
@@ -106,7 +139,7 @@ def run_cell(args: argparse.Namespace) -> int:
     kept, or set aside where it is damaged, and the cell is measured."""
     cell, out, _ = cell_and_paths(args)
     check_cache_usable()  # a cache that cannot be used would fail the cell half-way, and its error would stick
-    problem = _out_problem(cell, out, args.matrix)
+    problem = _out_problem(cell, out, args.matrix, args.out is not None)
     try:
         limit = time_limit(cell.settings, args.time_limit)
     except SupervisorError as err:
@@ -117,9 +150,7 @@ def run_cell(args: argparse.Namespace) -> int:
         problem = problem or f"--device-slots: {err}"
     if not problem and args.log:
         problem = log_file_problem(Path(args.log))
-    given = getattr(args, "memory_history", None)
-    if not problem and given and Path(given).is_dir():
-        problem = f"--memory-history {given} is a folder; give the path of a file"
+    problem = problem or _memory_history_problem(cell, getattr(args, "memory_history", None))
     problem = problem or _existing_result(cell, out, args.force, args.out is not None)[0]
     if problem:
         print(f"vramlab: {problem}", file=sys.stderr)

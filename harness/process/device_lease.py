@@ -57,6 +57,9 @@ def slots_wanted(given: int | None = None) -> int:
         return environment_variables.device_slots()
     if given < 1:
         raise ValueError(f"cells per device must be at least 1, got {given}")
+    problem = environment_variables.device_slots_problem(given)
+    if problem:
+        raise ValueError(problem)
     return given
 
 

@@ -12,10 +12,11 @@ import pandas as pd
 from harness import results
 from harness.core.atomic_files import write_csv_atomic
 from harness.estimate import calibration
+from harness.report.kept import keep_measured
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
 from harness.spec.cells import Cell
 from harness.spec.design import resolve
-from harness.spec.matrix import evaluation_plan, expand, load_matrix
+from harness.spec.matrix import claim_results_folder, evaluation_plan, expand, load_matrix, matrix_path
 from harness.spec.settings import SETTINGS
 
 ESTIMATE_COLUMNS = ["order", "cell_id", "name", "status", "measured_bytes", "predicted_bytes", "error",
@@ -43,7 +44,7 @@ def load_results(matrix: str, results_dir: Path, partial: bool = False) -> list[
     for cell in expand(matrix, check_model=False):  # reading results needs no model here
         path = results.result_path(results_dir, cell.matrix, cell.cell_id)
         if path.is_file():
-            found.append((cell, _named(_checked(path, cell.cell_id), cell.name)))
+            found.append((cell, _named(checked_result(path, cell.cell_id), cell.name)))
         elif partial:
             found.append((cell, None))
         else:
@@ -58,7 +59,7 @@ def _named(result: Any, name: str) -> Any:
     return result if result.name == name else result.model_copy(update={"name": name})
 
 
-def _checked(path: Path, cell_id: str) -> CellResult:
+def checked_result(path: Path, cell_id: str) -> CellResult:
     """The cell's result, as `vramlab check` accepts it: valid, and the result of the cell its file is named by."""
     result = results.check(path)
     if not isinstance(result, CellResult) or result.cell_id != cell_id:
@@ -161,6 +162,8 @@ def tables(found: list[tuple[Cell, CellResult | None]]) -> tuple[pd.DataFrame, p
 def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool = False) -> Path:
     found = load_results(matrix, results_dir, partial)
     name = found[0][0].matrix
+    # the results folder is this matrix file's (its .matrix), as Snakemake and run-cell hold it; never another's
+    claim_results_folder(results_dir, name, matrix_path(matrix), write=False)
     cells, steps = tables(found)
     plan = evaluation_plan(matrix)
     # every file is read before any table is written: a bad one leaves the tables as they were
@@ -169,6 +172,7 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     estimate = estimate_rows(found)
     design = resolve(load_matrix(matrix)[1], [cell for cell, _ in found])
     out = reports_dir / name
+    keep_measured(out / "cells.csv", cells, ["cell_id"], "status", "pending", results_dir / name, "cells")
     out.mkdir(parents=True, exist_ok=True)
     write_csv_atomic(out / "cells.csv", cells)
     write_csv_atomic(out / "steps.csv", steps)

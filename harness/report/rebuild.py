@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.core.errors import UsageError, one_line
 from harness.process.ceiling import search
 from harness.report.aggregate import aggregate
 from harness.report.build import build_report
 from harness.report.calibration import rebuild_calibration
 from harness.report.ceiling_report import write_report
 from harness.report.claims import build as claims
-from harness.spec.matrix import ceiling_spec, expand
+from harness.spec.matrix import ceiling_spec, expand, matrix_path, results_folder_owner
 
 
 def committed_matrices(reports_dir: Path) -> list[str]:
@@ -60,15 +61,35 @@ def rebuild_ceiling(matrix: str, results_dir: Path, out_dir: Path) -> list[Path]
                         out_dir)
 
 
+def _source(matrix: str, results_dir: Path) -> str:
+    """The matrix file of reports/<matrix>/: the one of that name under ablations/, or the one its results folder's
+    owner file names (a matrix run from a path elsewhere)."""
+    marker = results_dir / matrix / ".matrix"
+    if matrix_path(matrix).is_file() or not marker.is_file():
+        return matrix
+    owner = results_folder_owner(marker)
+    return owner if Path(owner).is_absolute() else matrix
+
+
 def rebuild_all(results_dir: Path, reports_dir: Path, out_dir: Path | None = None,
-                matrices: list[str] | None = None) -> list[Path]:
+                matrices: list[str] | None = None, skipped: list[str] | None = None) -> list[Path]:
+    """Every report rebuilt. With `skipped`, a report that cannot be rebuilt is one line there and the others are
+    rebuilt all the same; without it, the first such stops the rebuild."""
     out = out_dir or reports_dir
-    paths = [path for matrix in matrices or committed_matrices(reports_dir)
-             for path in rebuild(matrix, results_dir, reports_dir, out)]
+    jobs = [(f"reports/{m}/", lambda m=m: rebuild(_source(m, results_dir), results_dir, reports_dir, out))
+            for m in matrices or committed_matrices(reports_dir)]
     if matrices is None:
-        paths += [path for matrix in ceiling_matrices(reports_dir)
-                  for path in rebuild_ceiling(matrix, results_dir, out)]
-        paths += rebuild_calibration(results_dir, reports_dir, out)
+        jobs += [(f"reports/{m}/ceiling", lambda m=m: rebuild_ceiling(m, results_dir, out))
+                 for m in ceiling_matrices(reports_dir)]
+        jobs.append(("reports/estimate/", lambda: rebuild_calibration(results_dir, reports_dir, out)))
         if (reports_dir / "claims" / "claims.md").is_file():  # the published claims beside their measurements
-            paths += claims.write(results_dir, out)
+            jobs.append(("reports/claims/", lambda: claims.write(results_dir, out)))
+    paths: list[Path] = []
+    for what, job in jobs:
+        try:
+            paths += job()
+        except (UsageError, ProbeMissing) as err:
+            if skipped is None:
+                raise
+            skipped.append(f"{what}: {one_line(err)}; not rebuilt")
     return paths

@@ -20,8 +20,8 @@ import pandas as pd
 
 from harness.core.atomic_files import write_csv_atomic, write_text_atomic
 from harness.core.errors import UsageError
-from harness.report.aggregate import load_results
-from harness.results import CellResult, read
+from harness.report.aggregate import checked_result, load_results
+from harness.results import CellResult
 
 LOSS_TOLERANCE = 0.02  # relative difference of the final training loss, same software
 MEMORY_TOLERANCE = 0.05  # relative difference of the whole-process device peak, same device model
@@ -127,7 +127,7 @@ def write_comparison(matrix: str, results_dir: Path, reports_dir: Path, machine:
     for cell, reference in load_results(matrix, results_dir, partial=True):
         mine = reproduction_dir(results_dir, cell.matrix, machine) / f"{cell.cell_id}.json"
         if reference is not None and mine.is_file():
-            pairs.append((reference, read(mine)))
+            pairs.append((reference, checked_result(mine, cell.cell_id)))  # its own cell's, as aggregate reads
     if not pairs:
         raise UsageError(f"no reproduction of {Path(matrix).stem} on {machine} to compare: "
                          f"{reproduction_dir(results_dir, Path(matrix).stem, machine)}/ holds no result of a published "

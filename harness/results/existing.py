@@ -12,6 +12,7 @@ from typing import Any
 from harness.data.training import input_digest
 from harness.results.model import CellResult, EvaluationResult, Status
 from harness.results.store import NewerSchemaError, ResultFileError, check, set_aside, supersede, superseded_path
+from harness.stack.models.facts import folder_digest
 
 # what an error result records of its cause (records.error.cause): the cell's own, which stands until its input
 # changes, or the machine's or a kill's, which says nothing of the cell, so that the next run measures it again
@@ -78,9 +79,10 @@ def review_evaluation(path: Path, cell_id: str, task: str) -> Redo | None:
 
 
 def recorded_input(settings: dict[str, Any]) -> dict[str, str]:
-    """What a result records of the input it was measured on: the user's data's digest, where it has any."""
-    digest = input_digest(settings)
-    return {"data_sha256": digest} if digest else {}
+    """What a result records of the input it was measured on: the digest of the user's data and of a local model
+    folder, where it has them."""
+    found = {"data_sha256": input_digest(settings), "model_sha256": folder_digest(str(settings.get("model", "")))}
+    return {key: digest for key, digest in found.items() if digest}
 
 
 def record_input(result: CellResult) -> None:
@@ -114,13 +116,16 @@ def _not_the_cells(path: Path, result: CellResult) -> Redo | None:
 
 
 def _input_changed(path: Path, result: CellResult, settings: dict[str, Any]) -> Redo | None:
-    if result.status is not Status.error:
-        return None  # a measurement stands; only an error may have come from input that was wrong then
-    recorded = (result.records.get("input") or {}).get("data_sha256")
-    if not recorded:
+    """A result whose recorded input (the user's data, a local model folder) is not what is there now: an error may
+    have come from it, and any other result measured other input than the cell now names."""
+    recorded = result.records.get("input") or {}
+    now = recorded_input(settings)
+    changed = [key for key in ("data_sha256", "model_sha256") if recorded.get(key) and now.get(key) not in
+               (None, recorded[key])]
+    if not changed:
         return None
-    now = recorded_input(settings).get("data_sha256")
-    if now is None or now == recorded:
-        return None
-    return Redo(path, f"{path}: its error came from data {settings.get('data')!r} as it was then, and the data has "
-                      "changed since", folder="superseded")
+    what = (f"data {settings.get('data')!r}" if changed[0] == "data_sha256" else
+            f"the model folder {settings.get('model')!r} (its config.json or files)")
+    came = ("its error came from" if result.status is Status.error else
+            f"its {result.status.value} result was measured on")
+    return Redo(path, f"{path}: {came} {what} as it was then, and it has changed since", folder="superseded")

@@ -102,8 +102,17 @@ def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not a JSON number")
 
 
+# a result is numbers and a few lines of text (the largest committed one, an evaluation with its items, is 44 KB): a
+# file far beyond that is no result, and reading it whole would take the machine's memory
+MAX_RESULT_BYTES = 64 * 2**20
+
+
 def _load_json(path: Path) -> Any:
     try:
+        size = Path(path).stat().st_size
+        if size > MAX_RESULT_BYTES:
+            raise ResultFileError(f"{path}: {size:,} bytes, more than the limit of {MAX_RESULT_BYTES // 2**20} MiB "
+                                  "for a result file, so it is not a result")
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise ResultFileError(f"{path}: not UTF-8 text (byte {err.start})") from None

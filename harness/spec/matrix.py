@@ -13,10 +13,12 @@ from typing import Any
 
 import yaml
 
-from harness.core.environment_variables import ablations_folder, max_cells
+from harness.core.environment_variables import ablations_folder, device_slots_problem, max_cells
 from harness.core.errors import UsageError
+from harness.core.path_problems import file_in_the_way
 from harness.core.suggest import did_you_mean
 from harness.spec.ceiling import CeilingSpec, CeilingSpecError
+from harness.spec.cell_checks import chat_template_problem, name_contradiction
 from harness.spec.cells import Cell
 from harness.spec.design import ReportDesign, ReportSpecError, resolve
 from harness.spec.settings import SETTINGS, defaults
@@ -83,16 +85,37 @@ def matrix_identity(path: Path) -> str:
     return f"ablations/{path.name}" if path.resolve().parent.name == "ablations" else str(path.resolve())
 
 
+def results_folder_owner(marker: Path) -> str:
+    """The matrix a results folder's .matrix file names (matrix_identity's form); a damaged one is one line."""
+    try:
+        owner = marker.read_bytes().decode("utf-8").strip()
+    except UnicodeDecodeError:
+        owner = ""
+    if not owner or "\0" in owner or "\n" in owner:
+        raise MatrixError(f"{marker} is damaged (not a matrix path); delete it, or write the path of the matrix file "
+                          "whose results the folder holds in it")
+    return owner
+
+
+def foreign_folder(path: Path, folder: Path, owner: str) -> str:
+    """What is said where a matrix file would write into the results folder of another."""
+    return (f"{path}: {folder}/ holds the results of another matrix file ({owner}); rename this file (its name "
+            "becomes the results folder's)")
+
+
 def claim_results_folder(results_dir: Path, name: str, path: Path, write: bool = True) -> None:
     """Two different matrix files never share one results folder: the first to write there owns it. `write`
     False only checks (a dry run changes nothing)."""
     marker = Path(results_dir) / name / ".matrix"
+    blocker = file_in_the_way(marker)
+    if blocker is not None:
+        raise MatrixError(f"{blocker} is a file, not a folder, so the results of {name} cannot be kept under it; "
+                          "move it away or give another results folder")
     identity = matrix_identity(path)
     if marker.is_file():
-        owner = marker.read_text().strip()
+        owner = results_folder_owner(marker)
         if owner != identity:
-            raise MatrixError(f"{path}: results/{name}/ holds the results of another matrix file ({owner}); "
-                              "rename this file (its name becomes the results folder's)")
+            raise MatrixError(foreign_folder(path, Path(f"results/{name}"), owner))
         return
     if not write:
         return
@@ -133,6 +156,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *base` merges a mapping in; a key written beside it overrides it, as YAML says
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise yaml.constructor.ConstructorError(
@@ -219,20 +244,28 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
     except UnicodeDecodeError as err:
         raise MatrixError(f"{path}: not UTF-8 text (byte {err.start}: {err.object[err.start:err.start + 1]!r}); "
                           "save the file as UTF-8") from None
-    loader = _UniqueKeyLoader(text)  # a SafeLoader subclass: no arbitrary objects
+    try:
+        # a SafeLoader subclass: no arbitrary objects; it refuses control characters (NUL, BEL) as it starts
+        loader = _UniqueKeyLoader(text)
+    except yaml.YAMLError as err:
+        raise _not_yaml(path, err) from None
     try:
         node = loader.get_single_node()
         if node is not None:
             _bounded(node, path)
         spec = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as err:
-        raise MatrixError(f"{path}: not valid YAML: {' '.join(str(err).split())[:500]}") from None
+        raise _not_yaml(path, err) from None
     except RecursionError:
         raise MatrixError(f"{path}: nested deeper than YAML can be read here; a matrix is at most a few levels "
                           "deep") from None
     finally:
         loader.dispose()
     return name, spec
+
+
+def _not_yaml(path: Path, err: yaml.YAMLError) -> MatrixError:
+    return MatrixError(f"{path}: not valid YAML: {' '.join(str(err).split())[:500]}")
 
 
 def _bounded(root: yaml.Node, path: Path) -> None:
@@ -280,10 +313,12 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     for key in SECTIONS:
         if key in spec and spec[key] is None:
             raise check.fail(key, "an empty section: give what goes under it, or remove the line")
+    if not isinstance(spec.get("description", ""), str):
+        raise check.fail("description", f"expected text, got {_kind(spec['description'])}; write it in quotes")
     problem = _predicted_oom_problem(spec.get("predicted_oom", "run"))
     if problem:
         raise check.fail("predicted_oom", problem)
-    problem = _concurrent_problem(spec.get("concurrent_cells", 1))
+    problem = device_slots_problem(spec.get("concurrent_cells", 1))
     if problem:
         raise check.fail("concurrent_cells", problem)
     design = spec.get("design", "full" if "axes" in spec else "list")
@@ -373,9 +408,15 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     seeds = _seeds(check, spec, fixed, axes)
     cells: list[Cell] = []
     seen: dict[str, str] = {}
+    unmatched = set(range(len(exclusions)))
     for varied, given_name in zip(varied_list, names, strict=True):
-        if any(all(varied.get(k, base.get(k)) == v for k, v in ex.items()) for ex in exclusions):
+        hits = {i for i, ex in enumerate(exclusions) if all(varied.get(k, base.get(k)) == v for k, v in ex.items())}
+        if hits:
+            unmatched -= hits
             continue
+        contradiction = name_contradiction(given_name, {**base, **varied}) if given_name else None
+        if contradiction:
+            raise check.fail(f"cells.{given_name}", f"{contradiction}; name the cell by what it is")
         repeats = [{}] if seeds is None or "seed" in varied else [{"seed": seed} for seed in seeds]
         for repeat in repeats:
             settings = {**base, **varied, **repeat}
@@ -393,6 +434,9 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
                 raise check.fail("cells", f"more than {max_cells():,} cells (set VRAMLAB_MAX_CELLS to allow more)")
     if not cells:
         raise check.fail("exclude", "every cell was excluded")
+    if unmatched:
+        raise check.fail(f"exclude[{min(unmatched)}]", "matches no cell, so it excludes nothing (a level it names "
+                                                      "may have left the axes); remove it or correct it")
     if ceiling is not None and len({c.settings["context"] for c in cells}) > 1:
         raise check.fail("ceiling", "`context` varies between cells, but it is what the ceiling searches (from low "
                                     "to high): each search would be repeated once per context; set context once "
@@ -421,6 +465,9 @@ def _check_against_model(check: _Checker, cell: Cell) -> None:
         raise check.fail(f"{cell.name}.model", str(err)) from None
     if model is None:
         return
+    problem = chat_template_problem(s)
+    if problem:
+        raise check.fail(f"{cell.name}.data", problem)
     if model.max_positions and s["context"] > model.max_positions:
         raise check.fail(f"{cell.name}.context", f"{s['context']:,} tokens, but {s['model']} has "
                                                  f"{model.max_positions:,} positions")
@@ -456,7 +503,7 @@ def matrix_options(name_or_path: str) -> dict[str, Any]:
     cells predicted not to fit are run."""
     _, spec = load_matrix(name_or_path)
     concurrent = spec.get("concurrent_cells", 1)
-    problem = _concurrent_problem(concurrent)
+    problem = device_slots_problem(concurrent)
     if problem:
         raise MatrixError(f"{matrix_path(name_or_path)}: concurrent_cells: {problem}")
     predicted_oom = spec.get("predicted_oom", "run")
@@ -464,12 +511,6 @@ def matrix_options(name_or_path: str) -> dict[str, Any]:
     if problem:
         raise MatrixError(f"{matrix_path(name_or_path)}: predicted_oom: {problem}")
     return {"concurrent_cells": concurrent, "predicted_oom": predicted_oom}
-
-
-def _concurrent_problem(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        return f"{value!r} is not a positive integer"
-    return None
 
 
 def _predicted_oom_problem(value: Any) -> str | None:

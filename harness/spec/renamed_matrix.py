@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.spec.matrix import ablation_dirs
+from harness.spec.matrix import MatrixError, ablation_dirs, results_folder_owner
 
 
 def _owner_gone(identity: str) -> bool:
@@ -24,7 +24,10 @@ def orphaned_results_hint(results_dir: Path, name: str, ids: list[str]) -> str |
     if (results_dir / name).exists() or not results_dir.is_dir():
         return None
     for folder in sorted(p for p in results_dir.iterdir() if (p / ".matrix").is_file()):
-        owner = (folder / ".matrix").read_text().strip()
+        try:
+            owner = results_folder_owner(folder / ".matrix")
+        except MatrixError:
+            continue  # another folder's damaged owner file is said when that folder's matrix runs, not here
         held = [i for i in ids if (folder / f"{i}.json").is_file()]
         if held and _owner_gone(owner):
             return (f"{folder}/ holds {len(held)} of the {len(ids)} cells of '{name}', measured under the matrix "

@@ -20,7 +20,8 @@ RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("grad_accum", int, 1, "micro-batches per optimizer step", minimum=1),
     Setting("steps", int, 5, "measured optimizer steps", minimum=1),
     Setting("warmup_steps", int, 1, "optimizer steps run first and left out of the timings", minimum=0),
-    Setting("learning_rate", float, 2e-4, "peak learning rate (constant schedule)", minimum=0),
+    Setting("learning_rate", float, 2e-4, "peak learning rate (constant schedule); 0 is allowed: every step still runs "
+            "and allocates as at any rate, the weights stay as they were", minimum=0),
     # numpy's seeds (which transformers' set_seed passes on) are 32-bit unsigned
     Setting("seed", int, 0, "seed for weights of arch: models, data order and adapters", minimum=0,
             maximum=2**32 - 1),

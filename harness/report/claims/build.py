@@ -11,10 +11,12 @@ from typing import Any
 import pandas as pd
 
 from harness.core.atomic_files import write_csv_atomic, write_text_atomic
+from harness.core.errors import UsageError
 from harness.process.ceiling import estimated_ceiling
 from harness.report.claims.measured import Measured, measure
 from harness.report.claims.model import Claim, Published, Reading, load
 from harness.report.claims.verdict import DENSE_BF16, NOT_MEASURED, claimed_mfu, judge
+from harness.report.kept import keep_measured
 from harness.report.stack_versions import versions_line
 from harness.spec.matrix import ceiling_spec, expand
 
@@ -117,9 +119,17 @@ def _throughput_note(claim: Claim) -> list[str]:
 
 def write(results_dir: Path, reports_dir: Path, published: Published | None = None) -> list[Path]:
     published = published or load()
+    if not Path(results_dir).is_dir():
+        raise UsageError(f"--results-dir {results_dir} does not exist; give the results folder of the claims' cells")
     found, measurements = rows(published, results_dir)
     table = pd.DataFrame(found)
+    if (table["verdict"] == NOT_MEASURED).all():
+        matrices = sorted({r.matrix for c in published.claims for r in c.readings})
+        raise UsageError(f"{results_dir} holds no result that a claim reads (of the matrices {', '.join(matrices)}), "
+                         "so the report would measure nothing; give the results folder that holds them")
     folder = reports_dir / "claims"
+    keep_measured(folder / "claims.csv", table, ["claim", "reading", "measured_by"], "verdict", NOT_MEASURED,
+                  results_dir, "readings")
     write_csv_atomic(folder / "claims.csv", table)
     write_text_atomic(folder / "claims.md", markdown(published, table, measurements))
     return [folder / "claims.csv", folder / "claims.md"]

@@ -10,6 +10,7 @@ id that is not on this machine tells nothing, and then nothing is checked.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,10 +104,38 @@ def facts(source: str) -> ModelFacts | None:
         return _gguf_facts(str(file))
     path = Path(source).expanduser()
     if (path / "config.json").is_file():
-        return _from_config(json.loads((path / "config.json").read_text()))
+        return _from_config(_folder_config(path / "config.json"))
     if source.startswith(("/", "./", "../", "~")) or path.exists():
         raise ModelSourceError(f"model folder {source!r} does not exist or holds no config.json")
     return None
+
+
+def folder_digest(source: str) -> str | None:
+    """sha256 of a local model folder as far as it is cheap to read: its config.json, and the names and sizes of its
+    other files (weights are gigabytes); None for any other source, whose content the harness builds or pins."""
+    path = Path(source).expanduser()
+    if source.startswith(("arch:", "package:", "gguf:")) or not (path / "config.json").is_file():
+        return None
+    digest = hashlib.sha256()
+    try:
+        digest.update((path / "config.json").read_bytes())
+        for file in sorted(p for p in path.iterdir() if p.is_file() and p.name != "config.json"):
+            digest.update(f"{file.name}\0{file.stat().st_size}\0".encode())
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _folder_config(file: Path) -> dict[str, Any]:
+    """A model folder's config.json as transformers needs it: a JSON object naming its model_type."""
+    try:
+        config = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ModelSourceError(f"{file}: cannot be read as JSON ({' '.join(str(err).split())[:200]})") from None
+    if not isinstance(config, dict) or not isinstance(config.get("model_type"), str):
+        raise ModelSourceError(f"{file}: no model_type, so this is no transformers model folder (a config.json "
+                               "names its model_type, e.g. \"llama\")")
+    return config
 
 
 def _gguf_facts(file: str) -> ModelFacts:
