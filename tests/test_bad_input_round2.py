@@ -203,7 +203,7 @@ def test_text_in_a_number_column_is_named(tmp_path):
     ("VRAMLAB_CACHE", "relative", "is relative"),
     ("VRAMLAB_ABLATIONS", "/no/such/folder", "does not exist"),
     ("VRAMLAB_SPARE_IDLE", "soon", "positive number of seconds"),
-    ("VRAMLAB_DEVICE_SLOTS", "two", "give a whole number of 1 or more"),
+    ("VRAMLAB_DEVICE_SLOTS", "two", "give a whole number from 1 to 64"),
     ("VRAMLAB_LEASES", "relative", "is relative"),
 ])
 def test_a_bad_environment_variable_is_one_line(tmp_path, variable, value, expected):
