@@ -20,10 +20,9 @@ AGE_EDGES = (1, 5, 15, 30, 60)
 # facts introduced at least this many sections before the question: where tail keeps nothing of their section
 OLD = 15
 LANGUAGE_NAMES = {"en": "English", "es": "Spanish", "ca": "Catalan", "fr": "French", "de": "German"}
-
-
 # untrained exact recall at or under a fifth of the facts is "at the floor": too little for policies to differ
 FLOOR = 0.2
+
 
 def age_bucket(sections_back: float) -> str:
     for low, high in zip(AGE_EDGES, (*AGE_EDGES[1:], None), strict=True):
@@ -194,12 +193,11 @@ def untrained_recall(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
         rate = float(part["exact_match"].mean())
         half = 1.96 * math.sqrt(rate * (1 - rate) / len(part)) if len(part) > 1 else math.nan
         kept = part[part["in_context"].astype(bool)]
-        within = f", {float(kept['exact_match'].mean()):.3f} of the {len(kept)} whose answer the context holds" \
-            if len(kept) else ""
+        kept_rate = float(kept["exact_match"].mean()) if len(kept) else math.nan
+        within = f", {kept_rate:.3f} of the {len(kept)} whose answer the context holds" if len(kept) else ""
         parts.append(f"{context:,} tokens {policy}: {rate:.3f} ± {half:.3f} (n = {len(part)} items; "
                      f"{len(kept) / len(part):.0%} of the answers survive truncation{within})")
-        rates[(context, policy)] = (rate, len(kept) / len(part),
-                                    float(kept["exact_match"].mean()) if len(kept) else math.nan)
+        rates[(context, policy)] = (rate, len(kept) / len(part), kept_rate)
     return ["Exact recall of the model untrained (the adapter disabled), 95% normal interval over items: "
             + "; ".join(parts) + ". Recall is bounded by what truncation keeps: a fact whose answer is cut away "
             "cannot be recalled but by chance." + _off_the_floor(rates)]
@@ -221,8 +219,9 @@ def _off_the_floor(rates: dict[tuple[int, str], tuple[float, float, float]]) -> 
     where = ", ".join(f"{context:,} tokens {policy}" for context, policy in sorted(low))
     text = f" At or under {FLOOR:.0%}: {where}, where the context holds only {_span(kept, '.0%')} of the answers"
     text += f" and the model recalls {_span(within, '.2f')} of those it holds" if within else ""
-    above = sorted(c for c in {c for c, _ in rates} if all(v[0] > FLOOR for (k, _), v in rates.items() if k == c))
-    longer = [c for c in above if c > max(context for context, _ in low)]
+    # the contexts past every one at the floor where no policy is at it
+    longer = sorted({c for c, _ in rates} - {c for c, _ in low})
+    longer = [c for c in longer if c > max(context for context, _ in low)]
     text += (f": the truncation holds recall down, not the model; a context of {longer[0]:,} tokens lifts every "
              f"policy above {FLOOR:.0%}." if longer else
              f": no context measured lifts every policy above {FLOOR:.0%} untrained.")
