@@ -92,7 +92,7 @@ def test_a_ceiling_answer_within_the_resolution_agrees_and_beyond_it_says_which_
     table, _ = measured
     agrees = row(table, "unsloth-16gb", "16 GB as 16 GiB")
     assert agrees["verdict"] == "agrees" and agrees["difference"] == "-20 tokens (-0.0%)"
-    assert "40,704 tokens (to within 256)" in agrees["measured"]
+    assert "40,704 tokens (to within 1,024)" in agrees["measured"]
     more = row(table, "unsloth-8gb", "8 GB as 8 GiB")
     assert more["verdict"] == "more than claimed" and more["difference"] == "+6,244 tokens (+210%)"
     below = row(table, "unsloth-12gb", "12 GB as 12,000,000,000 bytes")
