@@ -1,8 +1,9 @@
 """Do measured cells peak where their published results did, to the byte? Reads reproductions of committed cells
 (result files written by `snakemake --config matrix=NAME reproduce=true`, gathered as FOLDER/<matrix>/<id>.json,
-one FOLDER a way of running them) beside results/<matrix>/<id>.json, and writes FOLDER/../comparison.md: per cell,
-the status and each device-side peak (device, allocated, reserved, pinned host) equal or not, and how the emulated
-card answered. Host RSS and speed are not compared: they move with what else runs on the machine.
+one FOLDER a way of running them) beside results/<matrix>/<id>.json (or, for a ceiling probe measured again
+with `vramlab run-cell --context`, results/<matrix>/ceiling/<search>/<id>.json), and writes FOLDER/comparison.md:
+per cell, the status and each device-side peak (device, allocated, reserved, pinned host) equal or not, and how the
+emulated card answered. Host RSS and speed are not compared: they move with what else runs on the machine.
 
     python benchmarks/peaks_to_the_byte.py results/benchmarks/NAME emulation-off emulation-on
 """
@@ -44,6 +45,14 @@ def _row(published: dict[str, Any], again: dict[str, Any]) -> tuple[list[str], b
     return [*cells, _emulation(again)], equal
 
 
+def _published(matrix: str, name: str) -> dict[str, Any]:
+    cell = REPO / "results" / matrix / name
+    found = [cell] if cell.exists() else sorted((REPO / "results" / matrix / "ceiling").glob(f"*/{name}"))
+    if not found:
+        raise SystemExit(f"no published result of {matrix}/{name}")
+    return json.loads(found[0].read_text())
+
+
 def compare(folder: Path, ways: list[str]) -> str:
     lines = [f"# Peaks to the byte: {', '.join(ways)} against the published results", "",
              "Each cell's published result (`results/<matrix>/<id>.json`) against the same cell measured again "
@@ -55,7 +64,7 @@ def compare(folder: Path, ways: list[str]) -> str:
                   "|---|---|---|---|---|---|---|---|"]
         for path in sorted((folder / way).glob("*/[0-9a-f]*.json")):
             again = json.loads(path.read_text())
-            published = json.loads((REPO / "results" / path.parent.name / path.name).read_text())
+            published = _published(path.parent.name, path.name)
             cells, equal = _row(published, again)
             total, agree = total + 1, agree + equal
             lines.append(f"| {path.parent.name} | {published['name']} | " + " | ".join(cells) + " |")

@@ -27,6 +27,8 @@ def _names(groups: list[str]) -> str:
 
 
 def _value(row: pd.Series, metric: str, digits: int, unit: str) -> str:
+    if pd.isna(row[metric]):  # a cell that shared the device has no speed of its own
+        return f"– {unit}"
     spread = f" ± {row[f'{metric}_sd']:,.{digits}f}" if row[f"{metric}_n"] > 1 else ""
     return f"{row[metric]:,.{digits}f}{spread} {unit}"
 
@@ -86,6 +88,12 @@ def _deltas(deltas: pd.DataFrame, design: ReportDesign, table: pd.DataFrame) -> 
     return [f"Each change against it{where}: " + "; ".join(parts) + "."] if parts else []
 
 
+def _speed(*rows: pd.Series) -> str:
+    """Tokens/s of a sweep's ends; – where a cell shared the device and timed nothing of its own."""
+    values = ["–" if pd.isna(r["tokens_per_second"]) else f"{r['tokens_per_second']:,.0f}" for r in rows]
+    return " → ".join(values) + " tokens/s"
+
+
 def _sweep(points: pd.DataFrame, design: ReportDesign) -> list[str]:
     lines = []
     for label, line in points.groupby("line", sort=False):
@@ -97,12 +105,11 @@ def _sweep(points: pd.DataFrame, design: ReportDesign) -> list[str]:
         speed = design.throughput_measured
         if len(ok) == 1:
             text = (f"`{label}`: only {design.x} {first['x']:,.0f} trained, peak {first['peak_device']:.2f} GiB"
-                    + (f", {first['tokens_per_second']:,.0f} tokens/s" if speed else ""))
+                    + (f", {_speed(first)}" if speed else ""))
         else:
             text = (f"`{label}`: from {design.x} {first['x']:,.0f} to {last['x']:,.0f}, peak "
                     f"{first['peak_device']:.2f} → {last['peak_device']:.2f} GiB"
-                    + (f", {first['tokens_per_second']:,.0f} → {last['tokens_per_second']:,.0f} tokens/s"
-                       if speed else ""))
+                    + (f", {_speed(first, last)}" if speed else ""))
         beyond = line[(line["x"] > last["x"]) & (line["status"] != "ok")]
         if len(beyond):
             text += f"; at {beyond.iloc[0]['x']:,.0f}: {beyond.iloc[0]['status']}"
