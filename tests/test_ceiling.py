@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from harness.process.ceiling import bisect
-from harness.spec.ceiling import CeilingSpec, CeilingSpecError
-from harness.spec.matrix import expand
+from harness.spec.ceiling import CeilingSpec, CeilingSpecError, probe_cell
+from harness.spec.matrix import PROBE_POSITIONS_FACTOR, MatrixError, check_cell, expand, expand_spec, find_cell
 from tests.conftest import REPO, write_matrix
 
 
@@ -173,3 +173,15 @@ def test_the_committed_probes_settle_a_search_whatever_the_estimate_says_now(tmp
     assert found.ceiling == 69_632 and found.estimated != 77_824
     assert sorted(found.probes) == sorted(json.loads(p.read_text())["config"]["context"] for p in source.glob("*.json"))
     assert found.row()["probes"].startswith("69632:ok 70656:oom")
+
+
+def test_a_probe_may_pass_the_models_positions_as_rope_scaling_would_but_a_matrix_cell_may_not():
+    """The published Qwen3-8B answers (51-67k tokens) lie past its 40,960 positions: a search must be able to probe
+    them again, up to PROBE_POSITIONS_FACTOR times the positions, while a matrix cell there is refused."""
+    search = find_cell("ceiling-16gb", "2cac5d6f0095")
+    check_cell("ceiling-16gb", probe_cell(search, 54272))
+    with pytest.raises(MatrixError, match=f"40,960 positions .*{40960 * PROBE_POSITIONS_FACTOR:,}"):
+        check_cell("ceiling-16gb", probe_cell(search, 40960 * PROBE_POSITIONS_FACTOR + 1024))
+    with pytest.raises(MatrixError, match=r"54,272 tokens, but arch:qwen3-8b has 40,960 positions$"):
+        expand_spec("m", {"fixed": {"model": "arch:qwen3-8b", "context": 54272}, "axes": {"adapter": ["lora"]}},
+                    source="m.yaml")

@@ -451,12 +451,18 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     return cells
 
 
+# A ceiling probe may pass the model's positions by this factor: how far memory goes is what it measures, and RoPE
+# scaling (YaRN, factor 4 in Qwen3's card) extends the positions without changing the size of any tensor.
+PROBE_POSITIONS_FACTOR = 4
+
+
 def check_cell(name_or_path: str, cell: Cell) -> None:
-    """A cell made outside the matrix (a ceiling probe at another context) checked as the matrix's own are."""
-    _check_against_model(_Checker(str(matrix_path(name_or_path))), cell)
+    """A cell made outside the matrix (a ceiling probe at another context) checked as the matrix's own are, up to
+    PROBE_POSITIONS_FACTOR times the model's positions."""
+    _check_against_model(_Checker(str(matrix_path(name_or_path))), cell, positions_factor=PROBE_POSITIONS_FACTOR)
 
 
-def _check_against_model(check: _Checker, cell: Cell) -> None:
+def _check_against_model(check: _Checker, cell: Cell, positions_factor: int = 1) -> None:
     """What the model's config tells before any weight is loaded: positions, vocabulary, layer names."""
     s = cell.settings
     try:
@@ -468,9 +474,11 @@ def _check_against_model(check: _Checker, cell: Cell) -> None:
     problem = chat_template_problem(s)
     if problem:
         raise check.fail(f"{cell.name}.data", problem)
-    if model.max_positions and s["context"] > model.max_positions:
+    if model.max_positions and s["context"] > model.max_positions * positions_factor:
+        scaled = (f" (a ceiling probe may reach {positions_factor} x that, {model.max_positions * positions_factor:,},"
+                  " as RoPE scaling extends them)" if positions_factor > 1 else "")
         raise check.fail(f"{cell.name}.context", f"{s['context']:,} tokens, but {s['model']} has "
-                                                 f"{model.max_positions:,} positions")
+                                                 f"{model.max_positions:,} positions{scaled}")
     if model.vocab_size and s["vocabulary"] != "native" and s["vocabulary"] >= model.vocab_size:
         raise check.fail(f"{cell.name}.vocabulary", f"{s['vocabulary']:,} is not smaller than the "
                                                     f"{model.vocab_size:,} tokens of {s['model']}")
