@@ -144,14 +144,12 @@ def test_the_committed_report_is_what_the_committed_results_give(tmp_path):
     # committed results already answer some readings: the seed's claim through the RTX 4080 ceiling search
     held = table[(table["claim"] == "seed-qwen3-8b-20k-rtx4080") & (table["measured_by"].str.contains("ceiling"))]
     assert list(held["verdict"]) == ["holds"]
-    # the claims matrix is measured (results/claims/): every memory reading of it has a verdict; its speed cell
-    # shared the GPU, so the speed claim is still unmeasured, as are the ceiling searches of claims-context
-    of_claims = table[table["measured_by"].str.startswith("`claims`")]
-    memory = of_claims[~of_claims["claim"].str.endswith("-speed")]
-    assert len(memory) == 5 and "not measured yet" not in set(memory["verdict"])
-    assert list(of_claims[of_claims["claim"].str.endswith("-speed")]["verdict"]) == ["not measured yet"]
-    assert set(table[table["measured_by"].str.startswith("`claims-context`")]["verdict"]) == {"not measured yet"}
-
+    # both matrices are measured: every reading has a verdict; the speed cell ran alone on the GPU
+    assert "not measured yet" not in set(table["verdict"])
+    speed = table[table["claim"].str.endswith("-speed")]
+    assert list(speed["verdict"]) == ["below"] and "2,632 tokens/s" in speed["measured"].iloc[0]
+    context = table[table["measured_by"].str.startswith("`claims-context`")]
+    assert len(context) == 10 and set(context["verdict"]) == {"more than claimed"}
 
 def test_every_reading_names_cells_of_its_matrix_and_every_claims_cell_is_read():
     published = load()

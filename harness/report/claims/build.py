@@ -69,6 +69,13 @@ def _versions(measurements: list[Measured]) -> list[str]:
     return lines
 
 
+def _coverage(measured: int, readings: int) -> str:
+    if measured == readings:
+        return f"All {readings} readings measured."
+    return (f"{measured} of {readings} readings measured; the others say \"{NOT_MEASURED}\" until their cells run "
+            "on the GPU machine (`snakemake --config matrix=claims` and `matrix=claims-context`).")
+
+
 def markdown(published: Published, table: pd.DataFrame, measurements: list[Measured]) -> str:
     measured = int((table["verdict"] != NOT_MEASURED).sum())
     lines = ["# Published claims, measured", "",
@@ -79,9 +86,7 @@ def markdown(published: Published, table: pd.DataFrame, measurements: list[Measu
              "committed result whose setting differs (said under the claim): its verdict is only indicative. "
              "Memory is the whole process's device memory, sampled through NVML, on a larger GPU emulating the "
              "budget (README, \"On a GPU\"); random weights with the published shapes.", "",
-             f"{measured} of {len(table)} readings measured; the others say \"{NOT_MEASURED}\" until their cells run "
-             "on the GPU machine (`snakemake --config matrix=claims` and `matrix=claims-context`).", "",
-             *_versions(measurements)]
+             _coverage(measured, len(table)), "", *_versions(measurements)]
     shown = pd.DataFrame({"claim": table["claim"], "claimed": table["claimed"], "read as": table["reading"],
                           "measured by": table["measured_by"] + table["match"].map(
                               {"exact": "", "approximate": " (approximate)"}),
