@@ -11,6 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from harness.core.made_folders import make_folders
+from harness.core.path_problems import naming
+
 
 def _umask() -> int:
     """This process's umask, read without changing it where Linux tells it (os.umask can only be read by
@@ -35,17 +38,19 @@ def file_mode() -> int:
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """A temporary path beside `path` to write to (it keeps the suffix, so a writer that picks the format by it,
-    as matplotlib does, still can); renamed over `path` when the block ends, removed when it raises."""
+    as matplotlib does, still can); renamed over `path` when the block ends, removed when it raises. An OSError
+    names `path` where the system named no file (a full disk)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}")
     try:
-        os.fchmod(fd, file_mode())
-        os.close(fd)
-        yield Path(tmp)
-        with open(tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        with naming(path):
+            os.fchmod(fd, file_mode())
+            os.close(fd)
+            yield Path(tmp)
+            with open(tmp, "rb+") as handle:
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

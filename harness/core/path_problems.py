@@ -4,7 +4,14 @@ directory" names no culprit when a file sits where a folder of the path should b
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+# what a person can do about an error that is the file system's, not the path's
+REMEDY = {errno.ENOSPC: "free some space there or give a folder on another file system",
+          errno.EDQUOT: "free some space there or give a folder on another file system",
+          errno.EROFS: "give a folder on a file system that can be written"}
 
 
 def file_in_the_way(path: Path) -> Path | None:
@@ -22,6 +29,19 @@ def explain_os_error(err: OSError) -> str:
         if blocker is not None:
             return (f"{err.filename}: cannot be written: {blocker} is a file, not a folder, so nothing can be "
                     "created under it; give a path whose folders are folders")
+    remedy = f"; {REMEDY[err.errno]}" if err.errno in REMEDY else ""
     if err.filename:
-        return f"{err.filename}: {err.strerror or err}"
-    return err.strerror or str(err)
+        return f"{err.filename}: {err.strerror or err}{remedy}"
+    return f"{err.strerror or err}{remedy}"
+
+
+@contextmanager
+def naming(path: Path) -> Iterator[None]:
+    """An OSError of the block names `path` where the system named no file: a write, a flush or an fsync that
+    finds the disk full names none, and the one line a person reads must say where."""
+    try:
+        yield
+    except OSError as err:
+        if not err.filename:
+            err.filename = str(path)
+        raise

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from harness.core.atomic_files import atomic_path
 from harness.core.errors import UsageError
+from harness.core.made_folders import make_folders
 from harness.results.model import CELL_SCHEMA_VERSION, EVALUATION_SCHEMA_VERSION, CellResult, EvaluationResult
 
 
@@ -215,7 +216,7 @@ def set_aside(path: Path, folder: str = "damaged") -> Path:
     """Move a damaged result out of the way (never delete it), so that its cell is measured again; `folder`
     'superseded' for a valid result that is redone for another reason (harness/results/existing.py)."""
     target = path.parent / folder / f"{path.name}.{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S%f')}"
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(target.parent)
     os.replace(path, target)
     return target
 
@@ -236,7 +237,7 @@ def superseded_path(path: Path, matrix: str) -> Path:
 def supersede(path: Path, matrix: str) -> Path:
     """Move a result that stands out of the way of its replacement (never delete it); returns where it went."""
     target = superseded_path(path, matrix)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(target.parent)
     os.replace(path, target)
     return target
 

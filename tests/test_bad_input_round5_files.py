@@ -1,0 +1,115 @@
+"""Bad input, fifth round (docs/bad-input/round5.md), its cases of files, folders, the environment and the
+workflow: each is one line naming what is wrong (and the path), a non-zero exit, and nothing written or left
+behind. A full disk is simulated by making a write fail as a full disk fails it (tests run unprivileged), a
+read-only folder by what access(2) answers. Tests that run vramlab or Snakemake in a child process are slow."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness import cli
+from harness.core.console import run_command
+from harness.results.lock import lock_path, result_lock
+from tests.conftest import REPO
+
+TINY = """fixed: {model: "arch:tiny-llama", data: zipf, device: cpu, context: 64, steps: 1, warmup_steps: 0}
+axes: {adapter: [lora, rslora]}
+"""
+# the trial's misspelling, written so that the scan of the repository's names below does not find it here
+MISSPELT = "VRAMLAB_" + "EMULATE_CRAD"
+
+
+def _matrix(tmp_path: Path, name: str = "ok") -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(TINY)
+    return path
+
+
+def _full_disk(*_args: object, **_kwargs: object) -> None:
+    """What a write, a flush or an fsync raises on a full file system: an OSError that names no file."""
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def _said(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def _snakemake(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                           str(tmp_path), *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+
+
+# F-runcell-fulldisk: the full disk is said with the file it concerns, and the cell's lock and the folders the
+# command made go with the failure
+def test_run_cell_on_a_full_disk_names_the_file_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(os, "pwrite", _full_disk)
+    results = tmp_path / "results"
+    code = cli.main(["run-cell", "--matrix", str(_matrix(tmp_path)), "--cell", "dca0c19d53c5", "--results-dir",
+                     str(results)])
+    said = _said(capsys)
+    assert code == 2 and f"{results}/ok/.locks/dca0c19d53c5.json.lock: No space left on device" in said, said
+    assert not results.exists()
+
+
+# D-reportall-out-full: the same for a report rebuilt into a folder on a full disk: no empty folder stays
+def test_report_all_on_a_full_disk_names_the_file_and_leaves_no_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(os, "fsync", _full_disk)
+    out = tmp_path / "rep"
+    code = cli.main(["report", "--all", "--out", str(out), "--results-dir", str(REPO / "results"),
+                     "--reports-dir", str(REPO / "reports")])
+    said = _said(capsys)
+    assert code == 2 and re.search(rf"vramlab: {out}/\S+: No space left on device; free some space", said), said
+    assert not out.exists()
+
+
+# the class: an OSError of standard output (a full disk under a redirection) names it too
+def test_output_that_cannot_be_written_is_named(monkeypatch, capsys):
+    class FullDisk:
+        write = flush = staticmethod(_full_disk)
+
+    monkeypatch.setattr(sys, "stdout", FullDisk())
+    assert run_command(lambda: print("a table") or 0) == 2
+    assert "vramlab: standard output" in _said(capsys)
+
+
+def test_a_result_lock_is_removed_on_every_exit_but_a_kill(tmp_path):
+    out = tmp_path / "m" / "abc.json"
+    with result_lock(out) as waited:
+        assert not waited and lock_path(out).is_file()
+    assert not lock_path(out).parent.exists()
+    with pytest.raises(RuntimeError), result_lock(out):
+        raise RuntimeError("the cell failed")
+    assert not lock_path(out).exists()
+
+
+def test_a_waiter_takes_the_lock_of_a_holder_that_removed_its_file(tmp_path):
+    out = tmp_path / "m" / "abc.json"
+    held, release, order = threading.Event(), threading.Event(), []
+
+    def first() -> None:
+        with result_lock(out):
+            held.set()
+            release.wait(10)
+            order.append("first")
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    held.wait(10)
+    # flock locks are per open file, so a second one in this process waits as another process would
+    with result_lock(out, waiting=lambda *_: release.set()) as waited:
+        order.append("second")
+        assert waited and lock_path(out).is_file()  # the file there now, not the one the first removed
+    thread.join(10)
+    assert order == ["first", "second"] and not lock_path(out).exists()
