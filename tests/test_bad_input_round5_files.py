@@ -17,14 +17,15 @@ import pytest
 
 from harness import cli
 from harness.core.console import run_command
+from harness.core.environment_variables import KNOWN, check_all
+from harness.core.errors import UsageError
 from harness.results.lock import lock_path, result_lock
 from tests.conftest import REPO
 
 TINY = """fixed: {model: "arch:tiny-llama", data: zipf, device: cpu, context: 64, steps: 1, warmup_steps: 0}
 axes: {adapter: [lora, rslora]}
 """
-# the trial's misspelling, written so that the scan of the repository's names below does not find it here
-MISSPELT = "VRAMLAB_" + "EMULATE_CRAD"
+MISSPELT = "VRAMLAB_EMULATE_CRAD"  # the trial's misspelling
 
 
 def _matrix(tmp_path: Path, name: str = "ok") -> Path:
@@ -113,3 +114,35 @@ def test_a_waiter_takes_the_lock_of_a_holder_that_removed_its_file(tmp_path):
         assert waited and lock_path(out).is_file()  # the file there now, not the one the first removed
     thread.join(10)
     assert order == ["first", "second"] and not lock_path(out).exists()
+
+
+# E-unknown-var: a VRAMLAB_* name vramlab does not know is refused, with the name it is near
+def test_an_unknown_vramlab_variable_is_refused_with_a_did_you_mean(monkeypatch):
+    monkeypatch.setenv(MISSPELT, "0")
+    with pytest.raises(UsageError, match=f"{MISSPELT} is set, but vramlab has no such variable; did you mean "
+                                         "'VRAMLAB_EMULATE_CARD'"):
+        check_all()
+    monkeypatch.delenv(MISSPELT)
+    monkeypatch.setenv("VRAMLAB_XYZZY", "1")
+    with pytest.raises(UsageError, match="vramlab's are VRAMLAB_MAX_CELLS, VRAMLAB_CACHE"):
+        check_all()
+
+
+def test_every_vramlab_variable_the_repository_names_is_known():
+    files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    # the trial reports quote the misspelling they tried, and this file names unknown ones; the scripts of the shared
+    # device folder set the cache
+    here = Path(__file__).resolve().relative_to(REPO).as_posix()
+    paths = [REPO / f for f in files if not f.startswith("docs/bad-input/") and f != here] + \
+        sorted((REPO.parent / "shared" / "device").glob("*.sh"))
+    names = {m.decode() for p in paths if p.is_file() for m in re.findall(rb"VRAMLAB_[A-Z0-9_]*[A-Z0-9]",
+                                                                           p.read_bytes())}
+    assert names - KNOWN == set()
+    assert "VRAMLAB_EMULATE_CARD" in names and "VRAMLAB_CACHE" in names
+
+
+@pytest.mark.slow
+def test_snakemake_refuses_an_unknown_vramlab_variable_in_one_line(tmp_path):
+    done = _snakemake(tmp_path, "-n", "--cores", "1", env={MISSPELT: "0"})
+    said = done.stdout + done.stderr
+    assert done.returncode == 2 and "did you mean 'VRAMLAB_EMULATE_CARD'" in said and "Traceback" not in said, said
