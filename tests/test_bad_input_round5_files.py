@@ -146,3 +146,13 @@ def test_snakemake_refuses_an_unknown_vramlab_variable_in_one_line(tmp_path):
     done = _snakemake(tmp_path, "-n", "--cores", "1", env={MISSPELT: "0"})
     said = done.stdout + done.stderr
     assert done.returncode == 2 and "did you mean 'VRAMLAB_EMULATE_CARD'" in said and "Traceback" not in said, said
+
+
+# E-devices-dup: a GPU listed twice in VRAMLAB_DEVICES would be two lease slots on one device
+@pytest.mark.parametrize("devices", ["0,0", "1, 0,1", "00,0", "GPU-6a1c,GPU-6a1c"])
+def test_a_device_listed_twice_is_refused(monkeypatch, devices):
+    monkeypatch.setenv("VRAMLAB_DEVICES", devices)
+    with pytest.raises(UsageError, match="is listed twice"):
+        check_all()
+    monkeypatch.setenv("VRAMLAB_DEVICES", "0,1,GPU-6a1c")
+    check_all()

@@ -108,12 +108,25 @@ def switch(name: str) -> None:
 
 
 def devices() -> None:
-    """VRAMLAB_DEVICES: comma-separated GPU indices or UUIDs, as CUDA_VISIBLE_DEVICES takes them (empty: no leases)."""
+    """VRAMLAB_DEVICES: comma-separated GPU indices or UUIDs, as CUDA_VISIBLE_DEVICES takes them (empty: no leases).
+    A GPU named twice would be two lease slots on one device: two cells on it at once, their speed recorded as
+    measured."""
     text = os.environ.get(DEVICES)
-    bad = next((e for e in (text or "").split(",") if e.strip() and not DEVICE_ENTRY.match(e.strip())), None)
+    entries = [e.strip() for e in (text or "").split(",") if e.strip()]
+    bad = next((e for e in entries if not DEVICE_ENTRY.match(e)), None)
     if bad is not None:
-        raise UsageError(f"{DEVICES}={text[:80]!r}: {bad.strip()[:40]!r} is no GPU; give indices or UUIDs separated by "
+        raise UsageError(f"{DEVICES}={text[:80]!r}: {bad[:40]!r} is no GPU; give indices or UUIDs separated by "
                          "commas (e.g. 0,1 or GPU-...), or an empty value to turn device leasing off")
+    twice = next((e for i, e in enumerate(entries) if _index(e) in map(_index, entries[:i])), None)
+    if twice is not None:
+        raise UsageError(f"{DEVICES}={text[:80]!r}: GPU {twice[:40]!r} is listed twice, which would run two cells on "
+                         "it at once as if each had it alone; name each GPU once (cells that may share one say so "
+                         "with concurrent_cells or --device-slots)")
+
+
+def _index(entry: str) -> str:
+    """An index as a number ('00' and '0' are one GPU), a UUID as written."""
+    return str(int(entry)) if entry.isdigit() else entry
 
 
 def unknown_names() -> None:
