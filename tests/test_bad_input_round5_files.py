@@ -156,3 +156,13 @@ def test_a_device_listed_twice_is_refused(monkeypatch, devices):
         check_all()
     monkeypatch.setenv("VRAMLAB_DEVICES", "0,1,GPU-6a1c")
     check_all()
+
+
+# S-target-bogus: a target that is no rule runs nothing, so nothing is said of a run
+@pytest.mark.slow
+def test_a_target_that_is_no_rule_gets_no_word_of_a_run(tmp_path):
+    done = _snakemake(tmp_path, "-n", "--cores", "1", "nosuch_target", "--config", f"matrix={_matrix(tmp_path)}")
+    said = done.stdout + done.stderr
+    assert done.returncode != 0 and "No rule to produce nosuch_target" in said and "vramlab:" not in said, said
+    done = _snakemake(tmp_path, "-n", "--cores", "1", "--config", f"matrix={_matrix(tmp_path)}")
+    assert done.returncode == 0 and "vramlab: matrix 'ok'" in done.stderr, done.stderr[-3000:]
