@@ -33,7 +33,7 @@ from harness.results import ResultFileError, evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
-from harness.workflow import check_config, default_matrix, flag
+from harness.workflow import check_config, check_writable, default_matrix, flag
 from harness.core.environment_variables import check_all
 
 def _stop(err):
@@ -71,6 +71,8 @@ REPORTS = config.get("reports_dir", "reports")
 try:
     # checked now; the folder's marker is written once Snakemake executes jobs (_prepare below)
     claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX), write=False)
+    # a folder nothing can be written to would fail the run after its cells trained, in Snakemake's many lines
+    check_writable(config, NAME)
 except (MatrixError, UsageError) as err:
     _stop(err)
 # cells that may touch a GPU hold one `gpu` resource, and each runs on a device of the machine leased for it alone

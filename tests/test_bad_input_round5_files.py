@@ -20,6 +20,7 @@ from harness.core.console import run_command
 from harness.core.environment_variables import KNOWN, check_all
 from harness.core.errors import UsageError
 from harness.results.lock import lock_path, result_lock
+from harness.workflow import check_writable
 from tests.conftest import REPO
 
 TINY = """fixed: {model: "arch:tiny-llama", data: zipf, device: cpu, context: 64, steps: 1, warmup_steps: 0}
@@ -166,3 +167,32 @@ def test_a_target_that_is_no_rule_gets_no_word_of_a_run(tmp_path):
     assert done.returncode != 0 and "No rule to produce nosuch_target" in said and "vramlab:" not in said, said
     done = _snakemake(tmp_path, "-n", "--cores", "1", "--config", f"matrix={_matrix(tmp_path)}")
     assert done.returncode == 0 and "vramlab: matrix 'ok'" in done.stderr, done.stderr[-3000:]
+
+
+# S-reports-ro-real: a folder nothing can be written to is refused before any job (a dry run too)
+@pytest.mark.parametrize("key", ["results_dir", "reports_dir"])
+def test_a_folder_that_cannot_be_written_is_refused_before_any_job(tmp_path, monkeypatch, key):
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: access(path, mode) and not str(path).startswith(str(locked)))
+    with pytest.raises(UsageError, match=f"--config {key}={locked}/sub: {locked} cannot be written"):
+        check_writable({key: str(locked / "sub")}, "ok")
+    check_writable({key: str(tmp_path / "rw")}, "ok")
+
+
+@pytest.mark.slow
+def test_snakemake_refuses_a_read_only_reports_folder_in_one_line(tmp_path):
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    # the child's os.access answers for `locked` as on a read-only file system (sitecustomize runs at its start)
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(
+        f"import os\n_access = os.access\nos.access = lambda p, m, **k: _access(p, m, **k) and not "
+        f"str(p).startswith({str(locked)!r})\n")
+    done = _snakemake(tmp_path, "-n", "--cores", "1", "--config", f"matrix={_matrix(tmp_path)}",
+                      f"reports_dir={locked}", env={"PYTHONPATH": f"{tmp_path / 'site'}:{REPO}"})
+    said = done.stdout + done.stderr
+    assert done.returncode == 2 and f"vramlab: --config reports_dir={locked}: {locked} cannot be written" in said, \
+        said[-3000:]
+    assert not (tmp_path / "results").exists()

@@ -4,6 +4,7 @@ directory" names no culprit when a file sits where a folder of the path should b
 from __future__ import annotations
 
 import errno
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,19 @@ def file_in_the_way(path: Path) -> Path | None:
         if parent.exists() and not parent.is_dir():
             return parent
     return None
+
+
+def nearest_existing(path: Path) -> Path:
+    """`path`, or the nearest of its parents that exists: where a folder made under it would be made."""
+    return next(p for p in [Path(path), *Path(path).parents] if os.path.lexists(p))
+
+
+def unwritable(path: Path) -> Path | None:
+    """The folder that keeps anything from being written at `path` (itself, or its nearest existing parent, on a
+    read-only file system or without permission), or None; the operating system answers (access(2)), so root is
+    refused only where a file system is read-only."""
+    here = nearest_existing(path)
+    return None if os.access(here, os.W_OK | os.X_OK) else here
 
 
 def explain_os_error(err: OSError) -> str:
