@@ -196,3 +196,16 @@ def test_snakemake_refuses_a_read_only_reports_folder_in_one_line(tmp_path):
     assert done.returncode == 2 and f"vramlab: --config reports_dir={locked}: {locked} cannot be written" in said, \
         said[-3000:]
     assert not (tmp_path / "results").exists()
+
+
+# D-migrate-othercell: migrate says of another cell's result what check and aggregate say, and leaves it as it is
+def test_migrate_names_another_cells_result_and_changes_nothing(tmp_path, capsys):
+    folder = tmp_path / "smoke"
+    folder.mkdir()
+    copy = folder / "d9946bcf27e9.json"
+    copy.write_bytes((REPO / "results" / "smoke" / "c5338522d7ed.json").read_bytes())
+    before = copy.read_bytes()
+    assert cli.main(["migrate", str(copy)]) == 1
+    said = _said(capsys)
+    assert f"not migrated: {copy}: cell_id/task: the file of this result would be named c5338522d7ed.json" in said
+    assert copy.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == [copy.name]

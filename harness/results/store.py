@@ -199,7 +199,11 @@ def read_evaluation(path: Path) -> EvaluationResult:
 
 def check(path: Path) -> CellResult | EvaluationResult:
     """Any result file, validated; its name must be its cell id (and task)."""
-    result = parse(path, _load_json(path))
+    return check_place(path, parse(path, _load_json(path)))
+
+
+def check_place(path: Path, result: CellResult | EvaluationResult) -> CellResult | EvaluationResult:
+    """`result` is the one its file's name and folder say: its cell's (and task's), in its matrix's folder."""
     expected = f"{result.task}.json" if isinstance(result, EvaluationResult) else f"{result.cell_id}.json"
     if path.name != expected:
         raise ResultFileError(f"{path}: cell_id/task: the file of this result would be named {expected}")
@@ -250,7 +254,8 @@ def migrate_files(paths: list[Path]) -> list[tuple[Path, str, bool]]:
     for path in paths:
         try:
             data = _load_json(path)
-            result = parse(path, data)
+            # another cell's result under this name is said as check says it, and left as it is
+            result = check_place(path, parse(path, data))
         except ResultFileError as err:
             outcomes.append((path, f"not migrated: {err}", False))
             continue
