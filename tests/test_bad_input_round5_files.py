@@ -19,9 +19,10 @@ from harness import cli
 from harness.core.console import run_command
 from harness.core.environment_variables import KNOWN, check_all
 from harness.core.errors import UsageError
+from harness.results import ResultFileError, check, store
 from harness.results.lock import lock_path, result_lock
 from harness.workflow import check_writable
-from tests.conftest import REPO
+from tests.conftest import REPO, run_vramlab
 
 TINY = """fixed: {model: "arch:tiny-llama", data: zipf, device: cpu, context: 64, steps: 1, warmup_steps: 0}
 axes: {adapter: [lora, rslora]}
@@ -209,3 +210,28 @@ def test_migrate_names_another_cells_result_and_changes_nothing(tmp_path, capsys
     said = _said(capsys)
     assert f"not migrated: {copy}: cell_id/task: the file of this result would be named c5338522d7ed.json" in said
     assert copy.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == [copy.name]
+
+
+# D-check-devzero, D-check-fifo: what is no regular file once its links are followed is refused before it is read
+# (a FIFO would block, /dev/zero never ends); run in a child whose memory is capped, in case it reads
+@pytest.mark.slow
+def test_check_refuses_a_device_and_a_named_pipe_unread(tmp_path, cache_dir):
+    zero, fifo = tmp_path / "zero.json", tmp_path / "fifo.json"
+    zero.symlink_to("/dev/zero")
+    os.mkfifo(fifo)
+    done = run_vramlab("check", str(zero), str(fifo), cwd=tmp_path, cache=cache_dir, timeout=120,
+                       address_space=4 << 30)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert f"vramlab check: {zero}: a device, not a file, so it is not a result" in done.stderr
+    assert f"vramlab check: {fifo}: a named pipe, not a file, so it is not a result" in done.stderr
+
+
+def test_a_result_file_is_read_no_further_than_the_limit(tmp_path, monkeypatch):
+    path = tmp_path / "c5338522d7ed.json"
+    path.write_bytes((REPO / "results" / "smoke" / "c5338522d7ed.json").read_bytes())
+    monkeypatch.setattr(store, "MAX_RESULT_BYTES", 100)
+    real = os.fstat
+    # a file whose size is not what it reads (a device, a file growing): only what is read counts
+    monkeypatch.setattr(os, "fstat", lambda fd: os.stat_result((*real(fd)[:6], 0, *real(fd)[7:])))
+    with pytest.raises(ResultFileError, match="more bytes than the limit"):
+        check(path)

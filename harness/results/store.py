@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -108,13 +109,38 @@ def _reject_constant(token: str) -> Any:
 MAX_RESULT_BYTES = 64 * 2**20
 
 
+# what a path that is no regular file is, in words
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _too_large(path: Path, size: int | None) -> ResultFileError:
+    said = f"{size:,} bytes, more" if size is not None else "more bytes"
+    return ResultFileError(f"{path}: {said} than the limit of {MAX_RESULT_BYTES // 2**20} MiB for a result file, so "
+                           "it is not a result")
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes, at most the limit: a path that is no regular file once its links are followed (a FIFO
+    would block, /dev/zero never ends, and either says size 0) is refused by what it is, before anything is read.
+    Opened without blocking, and judged by the descriptor, so the file checked is the file read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        mode, size = os.fstat(fd).st_mode, os.fstat(fd).st_size
+        kind = next((word for test, word in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "no regular file")
+        if kind is not None:
+            raise ResultFileError(f"{path}: {kind}, not a file, so it is not a result")
+        if size > MAX_RESULT_BYTES:
+            raise _too_large(path, size)
+        data = handle.read(MAX_RESULT_BYTES + 1)  # a file that grew since its size was read is bounded all the same
+    if len(data) > MAX_RESULT_BYTES:
+        raise _too_large(path, None)
+    return data
+
+
 def _load_json(path: Path) -> Any:
     try:
-        size = Path(path).stat().st_size
-        if size > MAX_RESULT_BYTES:
-            raise ResultFileError(f"{path}: {size:,} bytes, more than the limit of {MAX_RESULT_BYTES // 2**20} MiB "
-                                  "for a result file, so it is not a result")
-        text = Path(path).read_text(encoding="utf-8")
+        text = _read_bounded(Path(path)).decode("utf-8")
     except UnicodeDecodeError as err:
         raise ResultFileError(f"{path}: not UTF-8 text (byte {err.start})") from None
     except OSError as err:
