@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -235,3 +236,19 @@ def test_a_result_file_is_read_no_further_than_the_limit(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "fstat", lambda fd: os.stat_result((*real(fd)[:6], 0, *real(fd)[7:])))
     with pytest.raises(ResultFileError, match="more bytes than the limit"):
         check(path)
+
+
+# D-report-truncated-csv, D-report-csv-is-dir: a damaged table, or a folder in its place, is said as what it is
+@pytest.mark.parametrize(("damage", "expected"), [
+    (lambda p: p.write_bytes(p.read_bytes()[:500]), "damaged, not a table vramlab wrote (it ends inside a line"),
+    (lambda p: p.write_bytes(p.read_bytes().split(b"\n")[0] + b"\n"), "damaged, not a table vramlab wrote (a header"),
+    (lambda p: (p.unlink(), p.mkdir()), "cells.csv is a folder, in the place of a table vramlab writes; move it away"),
+], ids=["cut-in-its-header", "a-header-only", "a-folder"])
+def test_report_on_a_damaged_table_says_what_is_wrong_and_writes_nothing(tmp_path, capsys, damage, expected):
+    reports = tmp_path / "reports"
+    shutil.copytree(REPO / "reports" / "smoke", reports / "smoke")
+    damage(reports / "smoke" / "cells.csv")
+    before = {p: p.read_bytes() for p in (reports / "smoke").iterdir() if p.is_file()}
+    assert cli.main(["report", "smoke", "--reports-dir", str(reports)]) == 2
+    assert expected in _said(capsys)
+    assert {p: p.read_bytes() for p in (reports / "smoke").iterdir() if p.is_file()} == before
