@@ -9,6 +9,7 @@ import errno
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
+from harness.core.atomic_files import write_text_atomic
 from harness.core.console import run_command
 from harness.core.environment_variables import KNOWN, check_all
 from harness.core.errors import UsageError
@@ -24,6 +26,7 @@ from harness.results import ResultFileError, check, store
 from harness.results.lock import lock_path, result_lock
 from harness.workflow import check_writable
 from tests.conftest import REPO, run_vramlab
+from tests.test_bad_input_round2 import _files
 
 TINY = """fixed: {model: "arch:tiny-llama", data: zipf, device: cpu, context: 64, steps: 1, warmup_steps: 0}
 axes: {adapter: [lora, rslora]}
@@ -252,3 +255,34 @@ def test_report_on_a_damaged_table_says_what_is_wrong_and_writes_nothing(tmp_pat
     assert cli.main(["report", "smoke", "--reports-dir", str(reports)]) == 2
     assert expected in _said(capsys)
     assert {p: p.read_bytes() for p in (reports / "smoke").iterdir() if p.is_file()} == before
+
+
+# I-kill9-report-inplace: a temporary file whose writer was killed is removed by the next write into its folder;
+# one of a live writer (this host's, or another host's on a shared folder) is never touched, and git ignores them
+def test_a_killed_writers_temporary_file_goes_with_the_next_write(tmp_path):
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that no process has now
+    host = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())
+    stale = tmp_path / f".deltas.{host}-{gone.pid}-f__aph_a.tmp.pdf"
+    live = tmp_path / f".deltas.{host}-{os.getpid()}-adgpfgxf.tmp.pdf"
+    elsewhere = tmp_path / f".deltas.otherhost-{gone.pid}-adgpfgxf.tmp.pdf"
+    for path in (stale, live, elsewhere):
+        path.write_bytes(b"half a chart")
+    write_text_atomic(tmp_path / "report.md", "# a report\n")
+    assert not stale.exists() and live.exists() and elsewhere.exists()
+    names = [f"reports/smoke/{stale.name}", f"results/smoke/{live.name}"]
+    ignored = subprocess.run(["git", "check-ignore", *names], cwd=REPO, capture_output=True, text=True)
+    assert ignored.stdout.split() == names
+
+
+def test_the_next_report_removes_what_a_killed_one_left(tmp_path, capsys):
+    reports = tmp_path / "reports"
+    shutil.copytree(REPO / "reports" / "smoke", reports / "smoke")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    host = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())
+    stale = reports / "smoke" / f".deltas-column.{host}-{gone.pid}-adgpfgxf.tmp.pdf"
+    stale.write_bytes(b"")
+    assert cli.main(["report", "smoke", "--reports-dir", str(reports)]) == 0
+    assert not stale.exists()
+    assert _files(reports / "smoke") == _files(REPO / "reports" / "smoke")

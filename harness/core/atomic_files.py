@@ -1,18 +1,27 @@
 """Files written whole or not at all: each is written to a temporary file in its own folder and renamed over its
 final name, so an interrupted command (Ctrl-C, a kill, a full disk) leaves the previous file, never a cut one.
-Result files, report tables, charts and designs all go through here."""
+Result files, report tables, charts and designs all go through here.
+
+A temporary file's name says which process writes it (`.<stem>.<host>-<pid>-<random>.tmp<suffix>`): one that a
+killed writer (kill -9) left is removed by the next write into its folder, once that process is gone, and no
+temporary file of a live writer (this host's, or another host's on a shared folder) is ever touched."""
 
 from __future__ import annotations
 
 import os
+import re
+import socket
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from harness.core.made_folders import make_folders
 from harness.core.path_problems import naming
+
+# the writer's host and pid in a temporary file's name; mkstemp's random part is 8 of [a-z0-9_]
+TEMPORARY = re.compile(r"^\..*\.(?P<host>[A-Za-z0-9_]+)-(?P<pid>\d+)-[a-z0-9_]{8}\.tmp(\.[^.]+)?$")
 
 
 def _umask() -> int:
@@ -35,6 +44,35 @@ def file_mode() -> int:
     return 0o666 & ~_umask()
 
 
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())[:64] or "host"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """The temporary files in `folder` whose writer, a process of this host, is gone (killed mid-write); the
+    files removed. A pid in use again keeps its file (on the safe side): the next write after it ends removes it."""
+    stale = []
+    with suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            found = TEMPORARY.match(entry.name)
+            if found and found["host"] == _host() and not _alive(int(found["pid"])) and entry.is_file():
+                stale.append(Path(entry.path))
+    for path in stale:
+        with suppress(OSError):
+            path.unlink()
+    return stale
+
+
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """A temporary path beside `path` to write to (it keeps the suffix, so a writer that picks the format by it,
@@ -42,7 +80,9 @@ def atomic_path(path: Path) -> Iterator[Path]:
     names `path` where the system named no file (a full disk)."""
     path = Path(path)
     make_folders(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}")
+    remove_stale_temporaries(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.{_host()}-{os.getpid()}-",
+                               suffix=f".tmp{path.suffix}")
     try:
         with naming(path):
             os.fchmod(fd, file_mode())
