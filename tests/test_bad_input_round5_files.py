@@ -286,3 +286,10 @@ def test_the_next_report_removes_what_a_killed_one_left(tmp_path, capsys):
     assert cli.main(["report", "smoke", "--reports-dir", str(reports)]) == 0
     assert not stale.exists()
     assert _files(reports / "smoke") == _files(REPO / "reports" / "smoke")
+
+
+# I-sigint-snakemake: Snakemake's own tracebacks at a second SIGINT are said where interruptions are
+def test_the_readme_says_what_a_second_sigint_prints():
+    text = " ".join((REPO / "README.md").read_text().split())
+    assert "a second SIGINT while Snakemake waits for its jobs to end" in text
+    assert "makes Snakemake print tracebacks of its own executor" in text
