@@ -9,7 +9,6 @@ import errno
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
-from harness.core.atomic_files import write_text_atomic
+from harness.core.atomic_files import write_text_atomic, writer_host
 from harness.core.console import run_command
 from harness.core.environment_variables import KNOWN, check_all
 from harness.core.errors import UsageError
@@ -257,12 +256,21 @@ def test_report_on_a_damaged_table_says_what_is_wrong_and_writes_nothing(tmp_pat
     assert {p: p.read_bytes() for p in (reports / "smoke").iterdir() if p.is_file()} == before
 
 
+def test_aggregate_names_a_folder_in_the_place_of_its_table(tmp_path, capsys):
+    (tmp_path / "reports" / "smoke" / "cells.csv").mkdir(parents=True)
+    code = cli.main(["aggregate", "smoke", "--results-dir", str(REPO / "results"), "--reports-dir",
+                     str(tmp_path / "reports")])
+    said = _said(capsys)
+    assert code == 2 and f"{tmp_path}/reports/smoke/cells.csv: a folder is in the place of this file" in said, said
+    assert [p.name for p in (tmp_path / "reports" / "smoke").iterdir()] == ["cells.csv"]
+
+
 # I-kill9-report-inplace: a temporary file whose writer was killed is removed by the next write into its folder;
 # one of a live writer (this host's, or another host's on a shared folder) is never touched, and git ignores them
 def test_a_killed_writers_temporary_file_goes_with_the_next_write(tmp_path):
     gone = subprocess.Popen(["true"])
     gone.wait()  # a pid that no process has now
-    host = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())
+    host = writer_host()
     stale = tmp_path / f".deltas.{host}-{gone.pid}-f__aph_a.tmp.pdf"
     live = tmp_path / f".deltas.{host}-{os.getpid()}-adgpfgxf.tmp.pdf"
     elsewhere = tmp_path / f".deltas.otherhost-{gone.pid}-adgpfgxf.tmp.pdf"
@@ -280,7 +288,7 @@ def test_the_next_report_removes_what_a_killed_one_left(tmp_path, capsys):
     shutil.copytree(REPO / "reports" / "smoke", reports / "smoke")
     gone = subprocess.Popen(["true"])
     gone.wait()
-    host = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())
+    host = writer_host()
     stale = reports / "smoke" / f".deltas-column.{host}-{gone.pid}-adgpfgxf.tmp.pdf"
     stale.write_bytes(b"")
     assert cli.main(["report", "smoke", "--reports-dir", str(reports)]) == 0

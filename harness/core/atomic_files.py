@@ -2,12 +2,14 @@
 final name, so an interrupted command (Ctrl-C, a kill, a full disk) leaves the previous file, never a cut one.
 Result files, report tables, charts and designs all go through here.
 
-A temporary file's name says which process writes it (`.<stem>.<host>-<pid>-<random>.tmp<suffix>`): one that a
-killed writer (kill -9) left is removed by the next write into its folder, once that process is gone, and no
-temporary file of a live writer (this host's, or another host's on a shared folder) is ever touched."""
+A temporary file's name says which process writes it (`.<stem>.<host>_<pid namespace>-<pid>-<random>.tmp<suffix>`):
+one that a killed writer (kill -9) left is removed by the next write into its folder, once that process is gone,
+and no temporary file of a live writer (this host's, or another host's or container's on a shared folder) is ever
+touched."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import socket
@@ -44,8 +46,14 @@ def file_mode() -> int:
     return 0o666 & ~_umask()
 
 
-def _host() -> str:
-    return re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())[:64] or "host"
+def writer_host() -> str:
+    """This host as a temporary file's name gives it, with its pid namespace where Linux tells it: containers on one
+    host may share its name, never their pids."""
+    host = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())[:64] or "host"
+    try:
+        return f"{host}_{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        return host
 
 
 def _alive(pid: int) -> bool:
@@ -65,7 +73,7 @@ def remove_stale_temporaries(folder: Path) -> list[Path]:
     with suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
             found = TEMPORARY.match(entry.name)
-            if found and found["host"] == _host() and not _alive(int(found["pid"])) and entry.is_file():
+            if found and found["host"] == writer_host() and not _alive(int(found["pid"])) and entry.is_file():
                 stale.append(Path(entry.path))
     for path in stale:
         with suppress(OSError):
@@ -79,9 +87,11 @@ def atomic_path(path: Path) -> Iterator[Path]:
     as matplotlib does, still can); renamed over `path` when the block ends, removed when it raises. An OSError
     names `path` where the system named no file (a full disk)."""
     path = Path(path)
+    if path.is_dir():  # the rename would name the temporary file, not the folder in the way
+        raise IsADirectoryError(errno.EISDIR, "a folder is in the place of this file; move it away", str(path))
     make_folders(path.parent)
     remove_stale_temporaries(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.{_host()}-{os.getpid()}-",
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.{writer_host()}-{os.getpid()}-",
                                suffix=f".tmp{path.suffix}")
     try:
         with naming(path):
