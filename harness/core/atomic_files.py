@@ -58,22 +58,22 @@ def writer_host() -> str:
 
 def _alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
+        os.kill(pid, 0)  # signal 0 only asks; another user's process answers PermissionError, and is alive
     except ProcessLookupError:
         return False
-    except PermissionError:  # another user's process: alive
-        return True
+    except PermissionError:
+        pass
     return True
 
 
 def remove_stale_temporaries(folder: Path) -> list[Path]:
     """The temporary files in `folder` whose writer, a process of this host, is gone (killed mid-write); the
     files removed. A pid in use again keeps its file (on the safe side): the next write after it ends removes it."""
-    stale = []
+    stale, here = [], writer_host()
     with suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
             found = TEMPORARY.match(entry.name)
-            if found and found["host"] == writer_host() and not _alive(int(found["pid"])) and entry.is_file():
+            if found and found["host"] == here and not _alive(int(found["pid"])) and entry.is_file():
                 stale.append(Path(entry.path))
     for path in stale:
         with suppress(OSError):

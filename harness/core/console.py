@@ -91,6 +91,7 @@ def run_command(command: Callable[[], int]) -> int:
             remove_empty_made()
     return code
 
+
 def _output_name() -> str:
     """Standard output in words, with the file it goes to (a log file, /dev/full) where Linux tells it."""
     try:
@@ -127,6 +128,8 @@ def _os_error(err: OSError) -> int:
     """An OSError's one line; a reader of standard output that went away (`vramlab cells | head -1`) is no error
     to tell, and Python's own report of it at exit is kept quiet."""
     if isinstance(err, BrokenPipeError) and str(err.filename).startswith("standard output"):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
         return 128 + signal.SIGPIPE  # as a shell reports a process that SIGPIPE ended
     return refuse(one_line(explain_os_error(err)))

@@ -56,15 +56,25 @@ def _acquire(path: Path, waiting: Callable[[str, Path], None] | None) -> tuple[i
         except FileNotFoundError:  # the .locks folder removed by a holder leaving between the two: make it again
             continue
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if not waited and waiting is not None:
-                waiting(os.pread(fd, 500, 0).decode("utf-8", "replace").strip() or "another process", path)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            waited = True
+            waited = _lock(fd, path, waiting if not waited else None) or waited
+        except BaseException:  # a Ctrl-C while it waits
+            os.close(fd)
+            raise
         if _same_file(fd, path):
             return fd, waited
         os.close(fd)
+
+
+def _lock(fd: int, path: Path, waiting: Callable[[str, Path], None] | None) -> bool:
+    """Lock `fd`, waiting for its holder where there is one (`waiting` is told who); whether it waited."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        if waiting is not None:
+            waiting(os.pread(fd, 500, 0).decode("utf-8", "replace").strip() or "another process", path)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return True
 
 
 def _same_file(fd: int, path: Path) -> bool:
