@@ -33,7 +33,7 @@ from harness.results import ResultFileError, evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
-from harness.workflow import check_config, default_matrix, flag
+from harness.workflow import check_config, check_writable, default_matrix, flag
 from harness.core.environment_variables import check_all
 
 def _stop(err):
@@ -71,6 +71,8 @@ REPORTS = config.get("reports_dir", "reports")
 try:
     # checked now; the folder's marker is written once Snakemake executes jobs (_prepare below)
     claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX), write=False)
+    # a folder nothing can be written to would fail the run after its cells trained, in Snakemake's many lines
+    check_writable(config, NAME)
 except (MatrixError, UsageError) as err:
     _stop(err)
 # cells that may touch a GPU hold one `gpu` resource, and each runs on a device of the machine leased for it alone
@@ -99,17 +101,20 @@ def device_resources(wildcards):
     return {"gpu": 0, "gpu_slot": needs} if SHARED else {"gpu": needs, "gpu_slot": 0}
 
 
+# what this run will do, told once Snakemake builds its first job (_prepare below), not while this file is read: a
+# target that is no rule (`snakemake nosuch`) or a listing (--list) runs nothing, and these lines would say it does
+NOTES = []
 _GPU_CELLS = [c for c in CELLS if needs_cuda(c.settings)]
 if _GPU_CELLS and not cuda_present():
     _missing = [c for c in _GPU_CELLS if not result_path(Path(RESULTS), NAME, c.cell_id).is_file()]
-    print(f"vramlab: {len(_GPU_CELLS)} of {len(CELLS)} cells need a CUDA GPU and this machine has none: "
-          f"the {len(_missing)} without a result will be recorded as skipped here; the "
-          f"{len(_GPU_CELLS) - len(_missing)} with a result keep it", file=sys.stderr)
+    NOTES.append(f"{len(_GPU_CELLS)} of {len(CELLS)} cells need a CUDA GPU and this machine has none: the "
+                 f"{len(_missing)} without a result will be recorded as skipped here; the "
+                 f"{len(_GPU_CELLS) - len(_missing)} with a result keep it")
 _ORPHANED = orphaned_results_hint(Path(RESULTS), NAME, IDS)
 if _ORPHANED:
-    print(f"vramlab: {_ORPHANED}", file=sys.stderr)
-print(f"vramlab: matrix '{NAME}' ({matrix_path(MATRIX)}), {len(CELLS)} cells"
-      + (f", {len(TASKS)} evaluation tasks" if TASKS else "") + f": {WHY}", file=sys.stderr)
+    NOTES.append(_ORPHANED)
+NOTES.append(f"matrix '{NAME}' ({matrix_path(MATRIX)}), {len(CELLS)} cells"
+             + (f", {len(TASKS)} evaluation tasks" if TASKS else "") + f": {WHY}")
 
 # Result files that cannot stand (damaged, another cell's, an error of changed data, of a kill or of the machine):
 # said now, set aside once Snakemake executes jobs, so that their cells (or tasks) are measured again; a dry run
@@ -122,8 +127,7 @@ try:
             if r is not None]
 except ResultFileError as err:
     _stop(err)
-for _redo in REDO:
-    print(f"vramlab: {_redo.describe()}", file=sys.stderr)
+NOTES += [_redo.describe() for _redo in REDO]
 
 EVALUATIONS = expand(f"{RESULTS}/{NAME}/evaluations/{{cell_id}}/{{task}}.json", cell_id=IDS, task=TASKS)
 
@@ -138,9 +142,8 @@ PUBLISHED = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()] if
 REPRODUCTIONS = expand(f"{RESULTS}/{NAME}/reproductions/{MACHINE}/{{cell_id}}.json", cell_id=PUBLISHED)
 COMPARISON = [f"{REPORTS}/{NAME}/reproductions/{MACHINE}/comparison.md"] if PUBLISHED else []
 if PUBLISHED:
-    print(f"vramlab: reproducing the {len(PUBLISHED)} published cells of '{NAME}' on this machine ({MACHINE}), "
-          f"into {RESULTS}/{NAME}/reproductions/{MACHINE}/, then comparing them with the published results",
-          file=sys.stderr)
+    NOTES.append(f"reproducing the {len(PUBLISHED)} published cells of '{NAME}' on this machine ({MACHINE}), into "
+                 f"{RESULTS}/{NAME}/reproductions/{MACHINE}/, then comparing them with the published results")
 
 
 def _without_provenance(paths):
@@ -154,10 +157,10 @@ _foreign = _without_provenance([p for p in (result_path(Path(RESULTS), NAME, i) 
                                 if p.is_file() and p not in {r.path for r in REDO}])
 if _foreign:
     # Snakemake's own note ("N jobs have missing provenance/metadata") sounds like a fault; it is not one
-    print(f"vramlab: {len(_foreign)} result files of '{NAME}' were made elsewhere (committed, or copied here), so "
-          "Snakemake has no record of making them and will note that jobs have 'missing provenance/metadata'. "
-          "Nothing is wrong: those results are kept as they are (a result is redone only when its file is "
-          "deleted).", file=sys.stderr)
+    NOTES.append(f"{len(_foreign)} result files of '{NAME}' were made elsewhere (committed, or copied here), so "
+                 "Snakemake has no record of making them and will note that jobs have 'missing provenance/metadata'. "
+                 "Nothing is wrong: those results are kept as they are (a result is redone only when its file is "
+                 "deleted).")
 
 
 def _executing():
@@ -172,11 +175,15 @@ _PREPARED = []
 
 
 def _prepare(wildcards):
-    """An input of every rule, empty: where jobs are executed, the changes that planning only said are made the
-    first time Snakemake builds a job (before it looks for any file, so the jobs of the files set aside run,
-    whatever the targets): the results folder's owner is written, and the files that cannot stand are set aside."""
+    """An input of every rule, empty: the first time Snakemake builds a job (before it looks for any file, so the
+    jobs of the files set aside run, whatever the targets), the NOTES are told, and where jobs are executed the
+    changes that planning only said are made: the results folder's owner is written, and the files that cannot
+    stand are set aside."""
     if not _PREPARED:
         _PREPARED.append(True)
+        if workflow.is_main_process:  # a cluster job's own Snakemake reads this file again: told once, here
+            for note in NOTES:
+                print(f"vramlab: {note}", file=sys.stderr)
         if _executing():
             claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX))
             for redo in REDO:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import UsageError
-from harness.core.path_problems import file_in_the_way
+from harness.core.path_problems import file_in_the_way, unwritable
 from harness.core.suggest import did_you_mean
 
 DEFAULT_CPU_MATRIX = "smoke"
@@ -14,6 +14,7 @@ DEFAULT_GPU_MATRIX = "seed-16gb"
 # every --config key the Snakefile reads: a misspelled one (matrx=smoke) would otherwise run the default matrix
 CONFIG_KEYS = ("matrix", "results_dir", "reports_dir", "reproduce", "warm_start")
 FOLDERS = ("results_dir", "reports_dir")
+FOLDER_DEFAULTS = {"results_dir": "results", "reports_dir": "reports"}
 FLAGS = {"reproduce": ("auto",), "warm_start": ()}  # yes/no keys, with the other words each takes
 
 
@@ -86,3 +87,15 @@ def check_config(config: dict[str, Any], argv: list[str]) -> None:
                              "folder")
     for key, default in (("reproduce", "auto"), ("warm_start", "true")):
         flag(config, key, default)
+
+
+def check_writable(config: dict[str, Any], matrix: str) -> None:
+    """The results and reports folders (the matrix's own folder in each) can be written, or one UsageError naming
+    the folder in the way: checked before any job, dry run too, so that a run never trains cells it cannot keep."""
+    for key, default in FOLDER_DEFAULTS.items():
+        folder = Path(str(config.get(key, default))) / matrix
+        blocker = unwritable(folder)
+        if blocker is not None:
+            given = f"--config {key}={str(config[key])[:80]}" if key in config else f"{key} (by default {default})"
+            raise UsageError(f"{given}: {blocker.absolute()} cannot be written (a read-only file system, or no "
+                             f"permission), so {folder} could not be made or filled; give a folder that can be written")

@@ -155,10 +155,10 @@ def test_the_next_cell_runs_in_the_spare_the_previous_one_left(tmp_path, cache_d
 def test_a_spare_serves_only_a_client_with_its_environment(tmp_path, cache_dir):
     matrix, (first, second) = _cells(tmp_path, cache_dir, 40, 56)
     # a spare that waits long enough to be there when the other client comes
-    done = _run_cell(tmp_path, matrix, first, _env(cache_dir, VRAMLAB_SOMETHING="a", VRAMLAB_SPARE_IDLE="120"))
+    done = _run_cell(tmp_path, matrix, first, _env(cache_dir, SOMETHING_ELSE="a", VRAMLAB_SPARE_IDLE="120"))
     assert done.returncode == 0, done.stderr[-3000:]
     spare = _wait_for_spare(cache_dir)
-    done = _run_cell(tmp_path, matrix, second, _env(cache_dir, VRAMLAB_SOMETHING="b", VRAMLAB_SPARE_IDLE="120"))
+    done = _run_cell(tmp_path, matrix, second, _env(cache_dir, SOMETHING_ELSE="b", VRAMLAB_SPARE_IDLE="120"))
     assert done.returncode == 0, done.stderr[-3000:]
     assert _result(tmp_path, second)["records"]["process"]["start"] == "fresh"
     assert not gone(spare)  # still waiting for a client of its own kind

@@ -1,15 +1,29 @@
 """Files written whole or not at all: each is written to a temporary file in its own folder and renamed over its
 final name, so an interrupted command (Ctrl-C, a kill, a full disk) leaves the previous file, never a cut one.
-Result files, report tables, charts and designs all go through here."""
+Result files, report tables, charts and designs all go through here.
+
+A temporary file's name says which process writes it (`.<stem>.<host>_<pid namespace>-<pid>-<random>.tmp<suffix>`):
+one that a killed writer (kill -9) left is removed by the next write into its folder, once that process is gone,
+and no temporary file of a live writer (this host's, or another host's or container's on a shared folder) is ever
+touched."""
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import socket
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
+
+from harness.core.made_folders import make_folders
+from harness.core.path_problems import naming
+
+# the writer's host and pid in a temporary file's name; mkstemp's random part is 8 of [a-z0-9_]
+TEMPORARY = re.compile(r"^\..*\.(?P<host>[A-Za-z0-9_]+)-(?P<pid>\d+)-[a-z0-9_]{8}\.tmp(\.[^.]+)?$")
 
 
 def _umask() -> int:
@@ -32,20 +46,61 @@ def file_mode() -> int:
     return 0o666 & ~_umask()
 
 
+def writer_host() -> str:
+    """This host as a temporary file's name gives it, with its pid namespace where Linux tells it: containers on one
+    host may share its name, never their pids."""
+    host = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())[:64] or "host"
+    try:
+        return f"{host}_{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        return host
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0 only asks; another user's process answers PermissionError, and is alive
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """The temporary files in `folder` whose writer, a process of this host, is gone (killed mid-write); the
+    files removed. A pid in use again keeps its file (on the safe side): the next write after it ends removes it."""
+    stale, here = [], writer_host()
+    with suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            found = TEMPORARY.match(entry.name)
+            if found and found["host"] == here and not _alive(int(found["pid"])) and entry.is_file():
+                stale.append(Path(entry.path))
+    for path in stale:
+        with suppress(OSError):
+            path.unlink()
+    return stale
+
+
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """A temporary path beside `path` to write to (it keeps the suffix, so a writer that picks the format by it,
-    as matplotlib does, still can); renamed over `path` when the block ends, removed when it raises."""
+    as matplotlib does, still can); renamed over `path` when the block ends, removed when it raises. An OSError
+    names `path` where the system named no file (a full disk)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}")
+    if path.is_dir():  # the rename would name the temporary file, not the folder in the way
+        raise IsADirectoryError(errno.EISDIR, "a folder is in the place of this file; move it away", str(path))
+    make_folders(path.parent)
+    remove_stale_temporaries(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.{writer_host()}-{os.getpid()}-",
+                               suffix=f".tmp{path.suffix}")
     try:
-        os.fchmod(fd, file_mode())
-        os.close(fd)
-        yield Path(tmp)
-        with open(tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        with naming(path):
+            os.fchmod(fd, file_mode())
+            os.close(fd)
+            yield Path(tmp)
+            with open(tmp, "rb+") as handle:
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

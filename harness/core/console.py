@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from harness.core.environment_variables import check_all
 from harness.core.errors import UsageError, one_line
 from harness.core.log_file import log_file_problem
+from harness.core.made_folders import forget_made, remove_empty_made
 from harness.core.path_problems import explain_os_error
 
 FORMAT = "[vramlab %(asctime)s] %(message)s"
@@ -67,14 +69,67 @@ def refuse(message: str, code: int = 2) -> int:
 
 def run_command(command: Callable[[], int]) -> int:
     """A command's exit status: its own, or one line for the person and 2 for a UsageError or a path that cannot be
-    used, 130 for Ctrl-C. Every VRAMLAB_* variable is checked first (harness/core/environment_variables.py)."""
+    used, 130 for Ctrl-C. Every VRAMLAB_* variable is checked first (harness/core/environment_variables.py). A
+    command that fails leaves no folder it made empty (harness/core/made_folders.py)."""
+    forget_made()
+    code = 1
+    stdout, sys.stdout = sys.stdout, _NamedOutput(sys.stdout)
     try:
         check_all()
-        return command()
+        code = command()
+        sys.stdout.flush()  # here, where a failure is told as any other, not in Python's exit
     except UsageError as err:
-        return refuse(one_line(err))
+        code = refuse(one_line(err))
     except OSError as err:  # a path given to a command that cannot be read or written (a file for a folder, ...)
-        return refuse(one_line(explain_os_error(err)))
+        code = _os_error(err)
     except KeyboardInterrupt:
         # every file is written whole or not at all (harness/core/atomic_files.py): nothing is left half-written
-        return refuse("interrupted; nothing was left half-written", code=130)
+        code = refuse("interrupted; nothing was left half-written", code=130)
+    finally:
+        sys.stdout = stdout
+        if code != 0:
+            remove_empty_made()
+    return code
+
+
+def _output_name() -> str:
+    """Standard output in words, with the file it goes to (a log file, /dev/full) where Linux tells it."""
+    try:
+        return f"standard output ({os.readlink('/proc/self/fd/1')})"
+    except OSError:
+        return "standard output"
+
+
+class _NamedOutput:
+    """sys.stdout whose write errors name it: the system names no file for a write that finds the disk full."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as err:
+            err.filename = err.filename or _output_name()
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as err:
+            err.filename = err.filename or _output_name()
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _os_error(err: OSError) -> int:
+    """An OSError's one line; a reader of standard output that went away (`vramlab cells | head -1`) is no error
+    to tell, and Python's own report of it at exit is kept quiet."""
+    if isinstance(err, BrokenPipeError) and str(err.filename).startswith("standard output"):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+        return 128 + signal.SIGPIPE  # as a shell reports a process that SIGPIPE ended
+    return refuse(one_line(explain_os_error(err)))

@@ -1,6 +1,8 @@
 """The VRAMLAB_* environment variables a person sets, each read and checked here: a value that cannot be used is
 one line naming the variable and the fix (never a traceback, never silently the default, never a cache or a
-matrix folder relative to wherever a command happens to run). `vramlab` checks them all before any command."""
+matrix folder relative to wherever a command happens to run). `vramlab` checks them all before any command, and
+refuses a VRAMLAB_* name it does not know: a misspelt one (EMULATE_CRAD for EMULATE_CARD) would leave the setting it
+meant at its default without a word."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import re
 from pathlib import Path
 
 from harness.core.errors import UsageError
+from harness.core.suggest import did_you_mean
 
 MAX_CELLS = "VRAMLAB_MAX_CELLS"
 CACHE = "VRAMLAB_CACHE"
@@ -19,6 +22,18 @@ LEASES = "VRAMLAB_LEASES"
 # switches the README documents as NAME=0 (off); 1, the default, is on
 SWITCHES = ("VRAMLAB_EMULATE_CARD", "VRAMLAB_GC_FREEZE", "VRAMLAB_BYTECODE_CACHE")
 DEVICES = "VRAMLAB_DEVICES"
+# read where they are used: a cell's time limit (harness/process/supervisor.py), the commit a result records where
+# the checkout is no git repository (harness/core/environment.py)
+READ_ELSEWHERE = ("VRAMLAB_TIME_LIMIT", "VRAMLAB_GIT_COMMIT")
+# set by vramlab for its own processes (harness/run/worker_status.py, harness/run/memory_history.py), or by the tests
+# (a worker's fault, warm starts on the CPU) and benchmarks/cell_time_run.py (its stream's number); nobody sets them
+# by hand, but a process started with them set is vramlab's own
+INTERNAL = ("VRAMLAB_STATUS_FILE", "VRAMLAB_WARM_START", "VRAMLAB_DEVICE_LEASE", "VRAMLAB_MEMORY_HISTORY",
+            "VRAMLAB_TEST_FAULT", "VRAMLAB_WARM_START_CPU", "VRAMLAB_CELL_TIME_STREAM")
+# the ones a person sets (README): named where a misspelt one is near none of them
+DOCUMENTED = (MAX_CELLS, CACHE, ABLATIONS, SPARE_IDLE, DEVICE_SLOTS, LEASES, *SWITCHES, DEVICES, *READ_ELSEWHERE)
+KNOWN = frozenset(DOCUMENTED + INTERNAL)
+PREFIX = "VRAMLAB_"
 # what CUDA_VISIBLE_DEVICES takes: an index, or a GPU's or MIG instance's UUID
 DEVICE_ENTRY = re.compile(r"^(\d+|(GPU|MIG)-[A-Za-z0-9/-]+)$")
 MAX_CELLS_DEFAULT = 5000  # a typo in an axis must not eat the memory
@@ -93,12 +108,37 @@ def switch(name: str) -> None:
 
 
 def devices() -> None:
-    """VRAMLAB_DEVICES: comma-separated GPU indices or UUIDs, as CUDA_VISIBLE_DEVICES takes them (empty: no leases)."""
+    """VRAMLAB_DEVICES: comma-separated GPU indices or UUIDs, as CUDA_VISIBLE_DEVICES takes them (empty: no leases).
+    A GPU named twice would be two lease slots on one device: two cells on it at once, their speed recorded as
+    measured."""
     text = os.environ.get(DEVICES)
-    bad = next((e for e in (text or "").split(",") if e.strip() and not DEVICE_ENTRY.match(e.strip())), None)
+    entries = [e.strip() for e in (text or "").split(",") if e.strip()]
+    bad = next((e for e in entries if not DEVICE_ENTRY.match(e)), None)
     if bad is not None:
-        raise UsageError(f"{DEVICES}={text[:80]!r}: {bad.strip()[:40]!r} is no GPU; give indices or UUIDs separated by "
+        raise UsageError(f"{DEVICES}={text[:80]!r}: {bad[:40]!r} is no GPU; give indices or UUIDs separated by "
                          "commas (e.g. 0,1 or GPU-...), or an empty value to turn device leasing off")
+    twice = next((e for i, e in enumerate(entries) if _index(e) in map(_index, entries[:i])), None)
+    if twice is not None:
+        raise UsageError(f"{DEVICES}={text[:80]!r}: GPU {twice[:40]!r} is listed twice, which would run two cells on "
+                         "it at once as if each had it alone; name each GPU once (cells that may share one say so "
+                         "with concurrent_cells or --device-slots)")
+
+
+def _index(entry: str) -> str:
+    """An index as a number ('00' and '0' are one GPU), a UUID as written."""
+    return str(int(entry)) if entry.isdigit() else entry
+
+
+def unknown_names() -> None:
+    """A VRAMLAB_* variable vramlab does not know is refused, with the known name nearest to it."""
+    unknown = sorted(name for name in os.environ if name.startswith(PREFIX) and name not in KNOWN)
+    if unknown:
+        name = unknown[0]
+        # compared without the prefix, which every name shares and would make any one look near
+        near = did_you_mean(name.removeprefix(PREFIX), [k.removeprefix(PREFIX) for k in KNOWN], PREFIX) or \
+            f"; vramlab's are {', '.join(DOCUMENTED)}"
+        raise UsageError(f"{name[:80]} is set, but vramlab has no such variable{near} (unset it: a misspelt name "
+                         "would leave the setting it meant at its default)")
 
 
 def max_cells() -> int:
@@ -130,7 +170,9 @@ def ablations_folder() -> Path | None:
 
 
 def check_all() -> None:
-    """Every variable above, so that a bad one stops any command before it starts."""
+    """Every variable above, so that a bad one (or a name vramlab does not know) stops any command before it
+    starts."""
+    unknown_names()
     max_cells()
     spare_idle_seconds()
     device_slots()

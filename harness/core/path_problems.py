@@ -4,7 +4,15 @@ directory" names no culprit when a file sits where a folder of the path should b
 from __future__ import annotations
 
 import errno
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+# what a person can do about an error that is the file system's, not the path's
+REMEDY = {errno.ENOSPC: "free some space there or give a folder on another file system",
+          errno.EDQUOT: "free some space there or give a folder on another file system",
+          errno.EROFS: "give a folder on a file system that can be written"}
 
 
 def file_in_the_way(path: Path) -> Path | None:
@@ -15,6 +23,19 @@ def file_in_the_way(path: Path) -> Path | None:
     return None
 
 
+def nearest_existing(path: Path) -> Path:
+    """`path`, or the nearest of its parents that exists: where a folder made under it would be made."""
+    return next(p for p in [Path(path), *Path(path).parents] if os.path.lexists(p))
+
+
+def unwritable(path: Path) -> Path | None:
+    """The folder that keeps anything from being written at `path` (itself, or its nearest existing parent, on a
+    read-only file system or without permission), or None; the operating system answers (access(2)), so root is
+    refused only where a file system is read-only."""
+    here = nearest_existing(path)
+    return None if os.access(here, os.W_OK | os.X_OK) else here
+
+
 def explain_os_error(err: OSError) -> str:
     """One line for an OSError a command met on a path it was given."""
     if err.filename and err.errno in (errno.EEXIST, errno.ENOTDIR):
@@ -22,6 +43,19 @@ def explain_os_error(err: OSError) -> str:
         if blocker is not None:
             return (f"{err.filename}: cannot be written: {blocker} is a file, not a folder, so nothing can be "
                     "created under it; give a path whose folders are folders")
+    remedy = f"; {REMEDY[err.errno]}" if err.errno in REMEDY else ""
     if err.filename:
-        return f"{err.filename}: {err.strerror or err}"
-    return err.strerror or str(err)
+        return f"{err.filename}: {err.strerror or err}{remedy}"
+    return f"{err.strerror or err}{remedy}"
+
+
+@contextmanager
+def naming(path: Path) -> Iterator[None]:
+    """An OSError of the block names `path` where the system named no file: a write, a flush or an fsync that
+    finds the disk full names none, and the one line a person reads must say where."""
+    try:
+        yield
+    except OSError as err:
+        if not err.filename:
+            err.filename = str(path)
+        raise

@@ -21,6 +21,7 @@ from typing import Any
 
 from harness.core import environment_variables
 from harness.core.devices import Device, machine_devices
+from harness.core.path_problems import naming
 from harness.run.worker_status import LEASE_ENV
 
 POLL_SECONDS = 0.5
@@ -70,8 +71,9 @@ def _try_lock(path: Path) -> int | None:
     except BlockingIOError:
         os.close(fd)
         return None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+    with naming(path):
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
     return fd
 
 

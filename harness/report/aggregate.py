@@ -11,6 +11,7 @@ import pandas as pd
 
 from harness import results
 from harness.core.atomic_files import write_csv_atomic
+from harness.core.made_folders import make_folders
 from harness.estimate import calibration
 from harness.report.kept import keep_measured
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
@@ -173,7 +174,7 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     design = resolve(load_matrix(matrix)[1], [cell for cell, _ in found])
     out = reports_dir / name
     keep_measured(out / "cells.csv", cells, ["cell_id"], "status", "pending", results_dir / name, "cells")
-    out.mkdir(parents=True, exist_ok=True)
+    make_folders(out)
     write_csv_atomic(out / "cells.csv", cells)
     write_csv_atomic(out / "steps.csv", steps)
     write_csv_atomic(out / "estimate.csv", estimate)

@@ -19,7 +19,7 @@ from harness.estimate import calibration
 from harness.report import charts, methods, methods_latex, tables
 from harness.report import quality as quality_report
 from harness.report.frames import Frames
-from harness.report.inputs import read_cells, read_design, read_environment, read_estimate, read_steps
+from harness.report.inputs import read_cells, read_design, read_environment, read_estimate, read_steps, table_there
 from harness.report.quality_findings import headline_findings
 from harness.report.stack_versions import versions_line
 from harness.report.summary import summary
@@ -174,7 +174,7 @@ def latex(frames: Frames, title: str, steps: pd.DataFrame, estimate: pd.DataFram
 def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
     """A report folder's tables and design: the frames, steps.csv, and quality.csv where the matrix has one."""
     for name in ("cells.csv", "steps.csv", "design.json"):
-        if not (folder / name).is_file():
+        if not table_there(folder / name):
             raise UsageError(f"{folder / name} does not exist; run `vramlab aggregate {folder.name}` first (the "
                              "report is made from the tables it writes)")
     cells = read_cells(folder)
@@ -182,7 +182,7 @@ def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
         raise UsageError(f"no cell of {folder.name} has a result yet ({folder / 'cells.csv'} lists "
                          f"{len(cells)} pending), so there is nothing to report; run its cells first")
     steps = read_steps(folder)
-    quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str}) if (folder / "quality.csv").is_file() \
+    quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str}) if table_there(folder / "quality.csv") \
         else None
     return Frames.build(cells, steps, read_design(folder, cells)), steps, quality
 
@@ -190,7 +190,7 @@ def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
 def build_report(folder: Path) -> list[Path]:
     frames, steps, quality = read(folder)
     items = pd.read_csv(folder / "items.csv", dtype={"cell_id": str, "item": str}) \
-        if (folder / "items.csv").is_file() else None
+        if table_there(folder / "items.csv") else None
     title = folder.name
     headline = headline_findings(frames.cells, quality, frames.design.baseline) if quality is not None else None
     estimate = read_estimate(folder)

@@ -10,6 +10,8 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from harness.core.atomic_files import write_csv_atomic
+from harness.core.made_folders import make_folders
 from harness.process.ceiling import Search
 from harness.report.charts.ceiling import draw
 from harness.report.charts.style import RC, fit_labels, save
@@ -42,9 +44,9 @@ def write_csv_and_chart(matrix: str, searches: list[Search], reports_dir: Path) 
     configuration reached within its budget, with its peak and its speed there. harness.report.ceiling_report
     writes the tables beside them (ceiling.md, tables.tex)."""
     folder = reports_dir / matrix
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folders(folder)
     table = pd.DataFrame([s.row() for s in searches])
-    table.to_csv(folder / "ceiling.csv", index=False)
+    write_csv_atomic(folder / "ceiling.csv", table)
     spec = searches[0].spec if searches else None
     charts: list[Path] = []
     with plt.rc_context(RC):

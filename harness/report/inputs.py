@@ -7,6 +7,7 @@ traceback or a report that says something the results do not."""
 from __future__ import annotations
 
 import json
+import os
 import typing
 from pathlib import Path
 from typing import Any
@@ -43,9 +44,33 @@ def _numeric_fields(model: Any) -> list[str]:
             if (kinds := _base_types(field.annotation)) & {int, float} and not kinds & {str, bool}]
 
 
+def table_there(path: Path) -> bool:
+    """Whether the table at `path` is there; something else in its place (a folder) is said as what it is, since
+    "does not exist" would send a person to `vramlab aggregate`, which cannot write over it."""
+    if not os.path.lexists(path) or path.is_file():
+        return path.is_file()
+    what = "a folder" if path.is_dir() else "not a file"
+    raise UsageError(f"{path} is {what}, in the place of a table vramlab writes; move it away, then run `vramlab "
+                     f"aggregate {path.parent.name}` to write the table from the result files")
+
+
+def _cut_short(path: Path) -> bool:
+    """A table vramlab wrote ends with a line break (pandas ends every line with one): one that does not was cut
+    short, perhaps inside its header, where it would still read as a table of no rows or fewer columns."""
+    with open(path, "rb") as handle:
+        if handle.seek(0, os.SEEK_END) == 0:
+            return False  # empty: said as such by the reader
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) != b"\n"
+
+
 def read_table(path: Path, required: tuple[str, ...] | list[str], numeric: list[str] | tuple[str, ...] = (),
                dtype: dict[str, Any] | None = None) -> pd.DataFrame:
     """A CSV table with its required columns, and numbers (or empty cells) in its numeric columns."""
+    table_there(path)
+    if _cut_short(path):
+        raise UsageError(f"{path}: damaged, not a table vramlab wrote (it ends inside a line: cut short)"
+                         f"{_fix(path.parent)}")
     try:
         frame = pd.read_csv(path, dtype=dtype)
     except pd.errors.EmptyDataError:
@@ -76,6 +101,8 @@ def read_cells(folder: Path) -> pd.DataFrame:
     numeric = ["order", *metrics, *settings]
     # hex ids and commits can read as numbers ("0123456", "12e4...") unless held as text
     cells = read_table(path, CELL_TEXT, numeric, dtype={"cell_id": str, "code_commit": str})
+    if cells.empty:  # aggregate writes a row for every cell of the matrix (a pending one where it has no result)
+        raise UsageError(f"{path}: damaged, not a table vramlab wrote (a header and no row){_fix(folder)}")
     for column in CELL_TEXT:
         empty = cells[column].isna()
         if empty.any():
@@ -93,7 +120,7 @@ def read_steps(folder: Path) -> pd.DataFrame:
 def read_estimate(folder: Path) -> pd.DataFrame | None:
     """estimate.csv, where the aggregate step wrote one; an empty text field reads as ""."""
     path = folder / "estimate.csv"
-    if not path.is_file():
+    if not table_there(path):
         return None  # tables aggregated before estimate.csv existed
     text = ["cell_id", "name", "status", "peak_moment", "unpredicted"]
     numbers = ["measured_bytes", "predicted_bytes", "measured_allocated_bytes", "predicted_allocated_bytes"]
@@ -105,7 +132,7 @@ def read_environment(folder: Path) -> pd.DataFrame:
     """environment.csv: methods.md is written from it, so without it the report would say no environment was
     recorded although every result file records one."""
     path = folder / "environment.csv"
-    if not path.is_file():
+    if not table_there(path):
         raise UsageError(f"{path} does not exist{_fix(folder)}")
     return read_table(path, ("cells",), ("cells", "cpu_count", "gpu_memory_bytes"), dtype=str)
 

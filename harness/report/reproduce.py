@@ -20,6 +20,7 @@ import pandas as pd
 
 from harness.core.atomic_files import write_csv_atomic, write_text_atomic
 from harness.core.errors import UsageError
+from harness.core.made_folders import make_folders
 from harness.report.aggregate import checked_result, load_results
 from harness.results import CellResult
 
@@ -135,7 +136,7 @@ def write_comparison(matrix: str, results_dir: Path, reports_dir: Path, machine:
     found = comparisons(pairs)
     out = Path(reports_dir) / pairs[0][0].matrix / "reproductions" / machine if pairs else \
         Path(reports_dir) / Path(matrix).stem / "reproductions" / machine
-    out.mkdir(parents=True, exist_ok=True)
+    make_folders(out)
     frame = table(found)
     write_csv_atomic(out / "comparison.csv", frame)
     lines = [summary_line(found, machine), "", f"Tolerances: {describe_tolerances()}.", "",

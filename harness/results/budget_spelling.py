@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.budget import canonical_budget, canonical_host_budget
+from harness.core.made_folders import make_folders
 from harness.results.store import _load_json, parse, result_files, write_atomic
 from harness.spec.cells import cell_id_of
 from harness.spec.settings import defaults
@@ -64,7 +65,7 @@ def _move_evaluations(folder: Path, old_id: str, new_id: str) -> None:
     source, target = folder / old_id, folder / new_id
     if not source.is_dir() or target.exists():
         return
-    target.mkdir(parents=True)
+    make_folders(target)
     for file in result_files(source):
         write_atomic(target / file.name, parse(file, {**_load_json(file), "cell_id": new_id}))
         file.unlink()

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from harness.core.atomic_files import write_text_atomic
+from harness.core.made_folders import make_folders
 from harness.results.model import CellResult, EvaluationResult
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
@@ -19,7 +20,7 @@ def schema_text(model: type) -> str:
 
 def write_schemas(folder: Path | None = None) -> list[Path]:
     folder = folder or SCHEMA_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folders(folder)
     written = []
     for name, model in MODELS.items():
         write_text_atomic(folder / name, schema_text(model))

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from harness.core.atomic_files import atomic_path
 from harness.core.errors import UsageError
+from harness.core.made_folders import make_folders
 from harness.results.model import CELL_SCHEMA_VERSION, EVALUATION_SCHEMA_VERSION, CellResult, EvaluationResult
 
 
@@ -107,13 +109,38 @@ def _reject_constant(token: str) -> Any:
 MAX_RESULT_BYTES = 64 * 2**20
 
 
+# what a path that is no regular file is, in words
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _too_large(path: Path, size: int | None) -> ResultFileError:
+    said = f"{size:,} bytes, more" if size is not None else "more bytes"
+    return ResultFileError(f"{path}: {said} than the limit of {MAX_RESULT_BYTES // 2**20} MiB for a result file, so "
+                           "it is not a result")
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes, at most the limit: a path that is no regular file once its links are followed (a FIFO
+    would block, /dev/zero never ends, and either says size 0) is refused by what it is, before anything is read.
+    Opened without blocking, and judged by the descriptor, so the file checked is the file read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        mode, size = os.fstat(fd).st_mode, os.fstat(fd).st_size
+        kind = next((word for test, word in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "no regular file")
+        if kind is not None:
+            raise ResultFileError(f"{path}: {kind}, not a file, so it is not a result")
+        if size > MAX_RESULT_BYTES:
+            raise _too_large(path, size)
+        data = handle.read(MAX_RESULT_BYTES + 1)  # a file that grew since its size was read is bounded all the same
+    if len(data) > MAX_RESULT_BYTES:
+        raise _too_large(path, None)
+    return data
+
+
 def _load_json(path: Path) -> Any:
     try:
-        size = Path(path).stat().st_size
-        if size > MAX_RESULT_BYTES:
-            raise ResultFileError(f"{path}: {size:,} bytes, more than the limit of {MAX_RESULT_BYTES // 2**20} MiB "
-                                  "for a result file, so it is not a result")
-        text = Path(path).read_text(encoding="utf-8")
+        text = _read_bounded(Path(path)).decode("utf-8")
     except UnicodeDecodeError as err:
         raise ResultFileError(f"{path}: not UTF-8 text (byte {err.start})") from None
     except OSError as err:
@@ -198,7 +225,11 @@ def read_evaluation(path: Path) -> EvaluationResult:
 
 def check(path: Path) -> CellResult | EvaluationResult:
     """Any result file, validated; its name must be its cell id (and task)."""
-    result = parse(path, _load_json(path))
+    return check_place(path, parse(path, _load_json(path)))
+
+
+def check_place(path: Path, result: CellResult | EvaluationResult) -> CellResult | EvaluationResult:
+    """`result` is the one its file's name and folder say: its cell's (and task's), in its matrix's folder."""
     expected = f"{result.task}.json" if isinstance(result, EvaluationResult) else f"{result.cell_id}.json"
     if path.name != expected:
         raise ResultFileError(f"{path}: cell_id/task: the file of this result would be named {expected}")
@@ -215,7 +246,7 @@ def set_aside(path: Path, folder: str = "damaged") -> Path:
     """Move a damaged result out of the way (never delete it), so that its cell is measured again; `folder`
     'superseded' for a valid result that is redone for another reason (harness/results/existing.py)."""
     target = path.parent / folder / f"{path.name}.{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S%f')}"
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(target.parent)
     os.replace(path, target)
     return target
 
@@ -236,7 +267,7 @@ def superseded_path(path: Path, matrix: str) -> Path:
 def supersede(path: Path, matrix: str) -> Path:
     """Move a result that stands out of the way of its replacement (never delete it); returns where it went."""
     target = superseded_path(path, matrix)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(target.parent)
     os.replace(path, target)
     return target
 
@@ -249,7 +280,8 @@ def migrate_files(paths: list[Path]) -> list[tuple[Path, str, bool]]:
     for path in paths:
         try:
             data = _load_json(path)
-            result = parse(path, data)
+            # another cell's result under this name is said as check says it, and left as it is
+            result = check_place(path, parse(path, data))
         except ResultFileError as err:
             outcomes.append((path, f"not migrated: {err}", False))
             continue

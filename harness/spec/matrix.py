@@ -13,8 +13,10 @@ from typing import Any
 
 import yaml
 
+from harness.core.atomic_files import write_text_atomic
 from harness.core.environment_variables import ablations_folder, device_slots_problem, max_cells
 from harness.core.errors import UsageError
+from harness.core.made_folders import make_folders
 from harness.core.path_problems import file_in_the_way
 from harness.core.suggest import did_you_mean
 from harness.spec.ceiling import CeilingSpec, CeilingSpecError
@@ -119,8 +121,8 @@ def claim_results_folder(results_dir: Path, name: str, path: Path, write: bool =
         return
     if not write:
         return
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(identity + "\n")
+    make_folders(marker.parent)
+    write_text_atomic(marker, identity + "\n")  # a full disk leaves no empty owner file
 
 
 def matrix_name(path: Path) -> str:
