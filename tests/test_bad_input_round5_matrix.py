@@ -49,3 +49,66 @@ def test_a_budget_beyond_any_device_is_refused_naming_the_bound(tmp_path, budget
 
 def test_a_budget_at_the_bound_is_accepted(tmp_path):
     assert expand(_base(tmp_path, "budget: 1TiB"))
+
+
+# M-vocsrc_native, M-tiled_hf, M-loss_path_liger_nokernel: every cell skipped by a declared conflict
+@pytest.mark.parametrize(("fixed", "rule"), [
+    ("vocabulary_source: 'corpus:en'", "vocabulary-source-needs-slicing"),
+    ("tiled_mlp: arctic", "tiled-mlp-needs-unsloth"),
+    ("loss_path: liger-flce", "liger-flce-needs-liger"),
+])
+@pytest.mark.parametrize("command", ["validate", "cells"])
+def test_a_matrix_whose_every_cell_a_conflict_skips_is_refused(tmp_path, capsys, fixed, rule, command):
+    code, err = _validate(_base(tmp_path, fixed), capsys, command)
+    assert code == 2 and "\n" not in err, err
+    assert "every one of its 2 cells is skipped by a declared conflict, so it measures nothing" in err
+    assert f"({rule}: " in err and str(tmp_path / "m.yaml") in err
+
+
+def test_two_conflicts_that_skip_every_cell_are_both_named(tmp_path, capsys):
+    path = _matrix(tmp_path, f"fixed: {{{F}}}\naxes: {{tiled_mlp: [arctic], loss_path: [liger-flce, trl-chunked]}}\n")
+    code, err = _validate(path, capsys)
+    assert code == 2 and "tiled-mlp-needs-unsloth" in err  # the first rule each cell matches
+    path = _matrix(tmp_path, "design: list\nfixed: {" + F + "}\n"
+                   "cells: [{name: a, tiled_mlp: arctic}, {name: b, loss_path: liger-flce}]\n")
+    code, err = _validate(path, capsys)
+    assert code == 2 and "tiled-mlp-needs-unsloth: " in err and "liger-flce-needs-liger: " in err
+
+
+def test_a_matrix_with_some_cells_skipped_still_validates(tmp_path, capsys):
+    path = _matrix(tmp_path, f"fixed: {{{F}}}\naxes: {{tiled_mlp: ['off', arctic]}}\n")
+    assert main(["validate", path]) == 0
+    assert "2 cells, 1 skipped by declared conflicts" in capsys.readouterr().out
+
+
+def test_the_workflow_refuses_a_matrix_that_measures_nothing_before_any_cell_runs():
+    text = (Path(__file__).resolve().parent.parent / "Snakefile").read_text()
+    expanded = text.index("CELLS = expand_matrix(MATRIX)")
+    assert text.index("check_measurable(MATRIX, CELLS)", expanded) < text.index("rule ", expanded)
+
+
+# R-nf4_cpu, R-unsloth_cpu: a level that needs CUDA on `device: cpu` can never run as written
+@pytest.mark.parametrize(("fixed", "named"), [
+    ("quantization: nf4", "quantization: nf4"),
+    ("kernels: unsloth", "kernels: unsloth"),
+    ("attention: flash_attention_2, dtype: bfloat16", "attention: flash_attention_2"),
+    ("optimizer: paged_adamw_8bit", "optimizer: paged_adamw_8bit"),
+    ("kernels: liger", "kernels: liger"),
+])
+def test_a_cuda_only_level_on_the_cpu_is_a_declared_conflict(tmp_path, capsys, fixed, named):
+    cells = expand(_base(tmp_path, fixed))
+    assert {c.conflict.name for c in cells if c.conflict} == {"cuda-level-on-cpu"} and all(c.conflict for c in cells)
+    code, err = _validate(_base(tmp_path, fixed), capsys)
+    assert code == 2 and f"cuda-level-on-cpu: {named} runs only on a CUDA GPU, and `device: cpu` is asked" in err
+
+
+def test_a_cuda_only_level_conflicts_on_the_cpu_only_and_keeps_its_id(tmp_path):
+    on_cpu = expand(_matrix(tmp_path, f"fixed: {{{F}}}\naxes: {{quantization: [none, nf4]}}\n"))
+    assert [c.conflict.name if c.conflict else None for c in on_cpu] == [None, "cuda-level-on-cpu"]
+    # a declared conflict changes no id: the cell is the one it was, now said to be skipped up front
+    assert on_cpu[1].cell_id == "f6bfe5b2f6e3"
+    # `device: cuda` (or auto) on a machine without a GPU depends on the machine: the run records it as skipped
+    for device in ("cuda", "auto"):
+        cells = expand(_matrix(tmp_path, f"fixed: {{{F.replace('device: cpu', 'device: ' + device)}, "
+                                         "quantization: nf4}\naxes: {adapter: [lora]}\n", name=device))
+        assert cells[0].conflict is None

@@ -451,6 +451,17 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     return cells
 
 
+def check_measurable(name_or_path: str, cells: list[Cell]) -> None:
+    """A matrix whose every cell a declared conflict skips measures nothing, so it is refused before any cell runs,
+    naming each conflict and its reason; one with some cells skipped runs the others (and records the skips)."""
+    if not cells or any(cell.conflict is None for cell in cells):
+        return
+    conflicts = {cell.conflict.name: cell.conflict.why(cell.settings) for cell in cells if cell.conflict}
+    said = "; ".join(f"{name}: {reason}" for name, reason in conflicts.items())
+    raise MatrixError(f"{matrix_path(name_or_path)}: every one of its {len(cells)} cells is skipped by a declared "
+                      f"conflict, so it measures nothing ({said})")
+
+
 def check_cell(name_or_path: str, cell: Cell) -> None:
     """A cell made outside the matrix (a ceiling probe at another context) checked as the matrix's own are."""
     _check_against_model(_Checker(str(matrix_path(name_or_path))), cell)
