@@ -112,3 +112,32 @@ def test_a_cuda_only_level_conflicts_on_the_cpu_only_and_keeps_its_id(tmp_path):
         cells = expand(_matrix(tmp_path, f"fixed: {{{F.replace('device: cpu', 'device: ' + device)}, "
                                          "quantization: nf4}\naxes: {adapter: [lora]}\n", name=device))
         assert cells[0].conflict is None
+
+
+# M-decay_with_tail: a setting that acts in no cell changes the ids of identical runs
+IDLE = ("truncation_decay has no effect: it acts only in cells with truncation: exp_decay, and no cell of this matrix "
+        "has truncation: exp_decay")
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    (f"fixed: {{{F}, truncation_decay: 0.9}}\naxes: {{adapter: [lora, rslora]}}\n", "fixed.truncation_decay"),
+    (f"fixed: {{{F}, truncation: tail}}\naxes: {{truncation_decay: [0.5, 0.9]}}\n", "axes.truncation_decay"),
+    (f"design: list\nfixed: {{{F}}}\ncells: [{{name: a}}, {{name: b, truncation_decay: 0.9}}]\n",
+     "cells[1].truncation_decay"),
+    (f"fixed: {{{F}}}\naxes: {{adapter: [lora]}}\ninclude: [{{adapter: rslora, truncation_decay: 0.25}}]\n",
+     "include[0].truncation_decay"),
+])
+def test_a_setting_that_acts_in_no_cell_is_refused(tmp_path, text, where):
+    _refused(_matrix(tmp_path, text), f"{where}: {IDLE}")
+
+
+def test_a_setting_that_acts_in_some_cells_is_left_alone(tmp_path):
+    """Where the decay acts in some cells, the others carry it along: that is the axis the matrix means."""
+    cells = expand(_matrix(tmp_path, f"fixed: {{{F}}}\naxes: {{truncation: [tail, exp_decay], "
+                                     "truncation_decay: [0.5, 0.9]}\n"))
+    assert len(cells) == 4
+
+
+def test_refusing_an_idle_setting_changes_no_committed_id():
+    """The check refuses; it never drops the setting from a cell, so every id stays what it was."""
+    assert {c.cell_id for c in expand("smoke")} >= {"4c55591d5771", "d9946bcf27e9"}

@@ -437,6 +437,7 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     if unmatched:
         raise check.fail(f"exclude[{min(unmatched)}]", "matches no cell, so it excludes nothing (a level it names "
                                                       "may have left the axes); remove it or correct it")
+    _idle_setting(check, _written(spec), cells)
     if ceiling is not None and len({c.settings["context"] for c in cells}) > 1:
         raise check.fail("ceiling", "`context` varies between cells, but it is what the ceiling searches (from low "
                                     "to high): each search would be repeated once per context; set context once "
@@ -449,6 +450,32 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     except ReportSpecError as err:
         raise check.fail("report", str(err)) from None
     return cells
+
+
+def _written(spec: dict[str, Any]) -> dict[str, str]:
+    """Each setting the matrix file writes (fixed, an axis, a baseline, a list or included cell), by where it is first
+    written; `exclude` only names cells, so it writes nothing."""
+    written: dict[str, str] = {}
+    places = [("fixed", spec.get("fixed")), ("axes", spec.get("axes")), ("baseline", spec.get("baseline"))]
+    for section in ("cells", "include"):
+        places += [(f"{section}[{i}]", entry) for i, entry in enumerate(spec.get(section) or [])]
+    for where, mapping in places:
+        for name in mapping or {}:
+            if name in SETTINGS:
+                written.setdefault(name, where)
+    return written
+
+
+def _idle_setting(check: _Checker, written: dict[str, str], cells: list[Cell]) -> None:
+    """A written setting that acts in none of the cells (harness/core/setting.py, `acts_when`) changes their ids but
+    not what they measure, so the same runs would be measured again under other ids. A matrix where it acts in some
+    cells and not in others is left alone: there it is the axis it means to be, and the other cells take it along."""
+    for name, where in written.items():
+        setting = SETTINGS[name]
+        if setting.acts_when is not None and not any(setting.acts(cell.settings) for cell in cells):
+            raise check.fail(f"{where}.{name}", f"{name} has no effect: it acts only in cells with "
+                             f"{setting.acts_where}, and no cell of this matrix has {setting.acts_where}; remove it "
+                             "(it would change the cells' ids, not what they measure)")
 
 
 def check_measurable(name_or_path: str, cells: list[Cell]) -> None:
