@@ -141,3 +141,39 @@ def test_a_setting_that_acts_in_some_cells_is_left_alone(tmp_path):
 def test_refusing_an_idle_setting_changes_no_committed_id():
     """The check refuses; it never drops the setting from a cell, so every id stays what it was."""
     assert {c.cell_id for c in expand("smoke")} >= {"4c55591d5771", "d9946bcf27e9"}
+
+
+# M-eval_seed_train: the held-out documents of the evaluation's seed are the training documents
+GRANT = F.replace("data: zipf", "data: grant-reports")
+
+
+@pytest.mark.parametrize("cell_seed", [0, 3])
+@pytest.mark.parametrize("task", ["workload_bpb", "workload_recall"])
+def test_evaluating_on_the_training_documents_seed_is_refused(tmp_path, cell_seed, task):
+    """Training documents come from seed 0 whatever the cell's own seed (which only orders the examples)."""
+    path = _matrix(tmp_path, f"fixed: {{{GRANT}, seed: {cell_seed}}}\naxes: {{adapter: [lora, rslora]}}\n"
+                             f"evaluation: {{tasks: [{task}], seed: 0}}\n")
+    _refused(path, f"evaluation: seed: 0 is the seed of the training documents of data: grant-reports, which cell "
+                   f"adapter=lora trains on, so {task} would score it on the documents it trained on")
+
+
+def test_the_held_out_documents_of_seed_0_are_the_training_documents():
+    from harness.data.training import training_documents
+    from harness.tasks.catalog import TaskContext
+    from harness.tasks.plan import EvaluationPlan
+
+    settings = {"data": "grant-reports", "documents": 3, "document_words": 400}
+    held_out = TaskContext(settings, None, EvaluationPlan(documents=2, seed=0)).held_out_documents()
+    assert held_out == training_documents(settings)[:2]
+    other = TaskContext(settings, None, EvaluationPlan(documents=2, seed=3)).held_out_documents()
+    assert not any(document in training_documents(settings) for document in other)
+
+
+@pytest.mark.parametrize(("data", "evaluation"), [
+    ("grant-reports", "{tasks: [workload_bpb], seed: 3}"),  # the cell's own seed 3 draws no documents
+    ("grant-reports", "{tasks: [niah_single], seed: 0}"),  # generated haystacks, not the training documents
+    ("zipf", "{tasks: [workload_bpb], seed: 0}"),  # trained on no documents
+])
+def test_a_seed_that_draws_other_documents_is_accepted(tmp_path, data, evaluation):
+    assert expand(_matrix(tmp_path, f"fixed: {{{F.replace('zipf', data)}, seed: 3}}\naxes: {{adapter: [lora]}}\n"
+                                    f"evaluation: {evaluation}\n"))

@@ -23,6 +23,7 @@ from harness.spec.cells import Cell
 from harness.spec.design import ReportDesign, ReportSpecError, resolve
 from harness.spec.settings import SETTINGS, defaults
 from harness.stack.models.facts import ModelSourceError, facts
+from harness.tasks.catalog import scores_training_documents
 from harness.tasks.names import unknown_task_problem
 from harness.tasks.plan import EvaluationPlan, EvaluationSpecError
 
@@ -438,6 +439,7 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
         raise check.fail(f"exclude[{min(unmatched)}]", "matches no cell, so it excludes nothing (a level it names "
                                                       "may have left the axes); remove it or correct it")
     _idle_setting(check, _written(spec), cells)
+    _held_out_is_held_out(check, plan, cells)
     if ceiling is not None and len({c.settings["context"] for c in cells}) > 1:
         raise check.fail("ceiling", "`context` varies between cells, but it is what the ceiling searches (from low "
                                     "to high): each search would be repeated once per context; set context once "
@@ -476,6 +478,18 @@ def _idle_setting(check: _Checker, written: dict[str, str], cells: list[Cell]) -
             raise check.fail(f"{where}.{name}", f"{name} has no effect: it acts only in cells with "
                              f"{setting.acts_where}, and no cell of this matrix has {setting.acts_where}; remove it "
                              "(it would change the cells' ids, not what they measure)")
+
+
+def _held_out_is_held_out(check: _Checker, plan: EvaluationPlan, cells: list[Cell]) -> None:
+    """The evaluation's seed is never that of the documents a cell trained on: scored on them, recall and bits per
+    byte would measure memorisation (harness/tasks/catalog.py, scores_training_documents)."""
+    for cell in cells:
+        task = next((t for t in plan.tasks if scores_training_documents(t, plan.seed, cell.settings)), None)
+        if task is not None:
+            raise check.fail("evaluation", f"seed: {plan.seed} is the seed of the training documents of data: "
+                             f"grant-reports, which cell {cell.name} trains on, so {task} would score it on the "
+                             f"documents it trained on; give another seed (the default is "
+                             f"{EvaluationPlan.seed})")
 
 
 def check_measurable(name_or_path: str, cells: list[Cell]) -> None:
