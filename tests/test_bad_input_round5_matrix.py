@@ -202,3 +202,72 @@ def test_validate_refuses_a_split_model_whose_parts_are_missing_with_the_pip_lin
     with open(target, "wb") as handle:
         handle.truncate(model.gguf_bytes)  # sparse: no disk is used
     assert main(["validate", path]) == 0
+
+
+# R-model_hf_offline: a hub id neither cached nor reachable, told before any retry
+@pytest.fixture
+def hub(tmp_path, monkeypatch):
+    """An empty hub cache, no offline switch, and a probe whose every connection this test decides."""
+    from harness.stack.models import hub
+
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    hub.reachable.cache_clear()
+    yield hub
+    hub.reachable.cache_clear()
+
+
+def _hub_matrix(tmp_path: Path) -> str:
+    (tmp_path / "m").mkdir(exist_ok=True)
+    fixed = F.replace('"arch:tiny-llama"', '"someorg/some-model-xyz"')
+    return _matrix(tmp_path / "m", f"fixed: {{{fixed}}}\naxes: {{adapter: [lora, rslora]}}\n")
+
+
+def _hang(*args, **kwargs):
+    import time
+
+    time.sleep(30)  # a name lookup that never answers
+
+
+def test_an_uncached_hub_id_with_the_hub_switched_off_is_refused(tmp_path, capsys, monkeypatch, hub):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hub.socket, "create_connection", _hang)  # never asked: the switch says it all
+    code, err = _validate(_hub_matrix(tmp_path), capsys)
+    assert code == 2 and "\n" not in err, err
+    assert ("adapter=lora.model: 'someorg/some-model-xyz' is a Hugging Face hub id that is not in the local cache "
+            f"({tmp_path / 'hf'}), and the hub cannot be reached (HF_HUB_OFFLINE is set); give a local model: "
+            "gguf:/path/to/model.gguf, a model folder") in err
+
+
+def test_an_uncached_hub_id_is_refused_within_the_probes_two_seconds(tmp_path, capsys, monkeypatch, hub):
+    import time
+
+    monkeypatch.setattr(hub.socket, "create_connection", _hang)
+    started = time.monotonic()
+    code, err = _validate(_hub_matrix(tmp_path), capsys)
+    assert time.monotonic() - started < 5  # one probe of 2 s for the whole matrix, whatever the lookup does
+    assert code == 2 and "the hub cannot be reached (no connection to huggingface.co within 2 s)" in err
+
+
+def test_run_cell_refuses_an_unreachable_hub_id_before_anything_runs(tmp_path, capsys, monkeypatch, hub):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    results = tmp_path / "results"
+    assert main(["run-cell", "--matrix", _hub_matrix(tmp_path), "--cell", "adapter=lora",
+                 "--results-dir", str(results)]) == 2
+    assert "is a Hugging Face hub id that is not in the local cache" in capsys.readouterr().err
+    assert not results.exists()
+
+
+def test_a_hub_id_in_the_cache_or_a_reachable_hub_is_accepted(tmp_path, monkeypatch, hub):
+    class Opened:
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(hub.socket, "create_connection", lambda *args, **kwargs: Opened())
+    assert expand(_hub_matrix(tmp_path))  # the hub answers: the run downloads it
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    snapshot = tmp_path / "hf" / "models--someorg--some-model-xyz" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    assert expand(_hub_matrix(tmp_path))  # offline, from the cache

@@ -23,6 +23,7 @@ from harness.spec.cells import Cell
 from harness.spec.design import ReportDesign, ReportSpecError, resolve
 from harness.spec.settings import SETTINGS, defaults
 from harness.stack.models.facts import ModelSourceError, facts
+from harness.stack.models.hub import hub_problem
 from harness.stack.models.sources import missing_parts_problem
 from harness.tasks.catalog import scores_training_documents
 from harness.tasks.names import unknown_task_problem
@@ -527,7 +528,10 @@ def _check_against_model(check: _Checker, cell: Cell) -> None:
         model = facts(s["model"])
     except ModelSourceError as err:
         raise check.fail(f"{cell.name}.model", str(err)) from None
-    if model is None:
+    if model is None:  # a hub id: loaded from the hub's cache, or from the hub
+        problem = hub_problem(s["model"])
+        if problem:
+            raise check.fail(f"{cell.name}.model", problem)
         return
     problem = chat_template_problem(s)
     if problem:
