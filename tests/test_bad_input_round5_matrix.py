@@ -273,3 +273,21 @@ def test_a_hub_id_in_the_cache_or_a_reachable_hub_is_accepted(tmp_path, monkeypa
     snapshot.mkdir(parents=True)
     (snapshot / "config.json").write_text("{}")
     assert expand(_hub_matrix(tmp_path))  # offline, from the cache
+
+
+@pytest.mark.slow
+def test_snakemake_refuses_a_matrix_that_measures_nothing_in_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    path = _base(tmp_path, "quantization: nf4")
+    done = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile",
+                           str(repo / "Snakefile"), "--directory", str(tmp_path), "--config", f"matrix={path}",
+                           f"results_dir={tmp_path / 'results'}", f"reports_dir={tmp_path / 'reports'}"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(repo)})
+    assert done.returncode == 2, done.stderr
+    line = next(line for line in done.stderr.splitlines() if line.startswith("vramlab: "))
+    assert "every one of its 2 cells is skipped by a declared conflict" in line and "cuda-level-on-cpu" in line
+    assert not (tmp_path / "results").exists()
