@@ -26,7 +26,7 @@ from harness.core.devices import machine_devices
 from harness.core.environment import cuda_present
 from harness.core.errors import UsageError, one_line
 from harness.spec.matrix import MatrixError, ceiling_spec, claim_results_folder, design_of, evaluation_plan
-from harness.spec.matrix import matrix_options, matrix_path
+from harness.spec.matrix import check_measurable, matrix_options, matrix_path
 from harness.spec.matrix import expand as expand_matrix
 from harness.spec.renamed_matrix import orphaned_results_hint
 from harness.results import ResultFileError, evaluation_path, result_path
@@ -57,6 +57,7 @@ else:
     MATRIX, WHY = default_matrix()
 try:
     CELLS = expand_matrix(MATRIX)
+    check_measurable(MATRIX, CELLS)  # a matrix whose every cell a declared conflict skips would run for nothing
     TASKS = evaluation_plan(MATRIX).task_names()
     CONCURRENT = matrix_options(MATRIX)["concurrent_cells"]
     CEILING = ceiling_spec(MATRIX) is not None

@@ -38,7 +38,17 @@ from harness.results.store import migrate_files, result_files
 from harness.run import bytecode, worker
 from harness.spec import settings
 from harness.spec.cells import Cell
-from harness.spec.matrix import MATRIX_NAME, MatrixError, ceiling_spec, evaluation_plan, expand, expand_spec, find_cell
+from harness.spec.matrix import (
+    MATRIX_NAME,
+    MatrixError,
+    ceiling_spec,
+    check_measurable,
+    check_models_here,
+    evaluation_plan,
+    expand,
+    expand_spec,
+    find_cell,
+)
 from harness.spec.settings import SETTINGS
 from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.gguf_file import open_gguf
@@ -51,12 +61,15 @@ from harness.workflow import default_matrix
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     cells = expand(args.matrix)
+    check_measurable(args.matrix, cells)
+    check_models_here(args.matrix, cells)
     skipped = [c for c in cells if c.conflict]
     print(f"{args.matrix}: {len(cells)} cells, {len(skipped)} skipped by declared conflicts")
     return 0
 
 
 def _cmd_cells(args: argparse.Namespace) -> int:
+    # no check_measurable here: the listing is where one sees which cell each conflict skips, all of them included
     for cell in expand(args.matrix):
         if args.json:
             print(json.dumps(cell.as_dict(), sort_keys=True))

@@ -31,9 +31,12 @@ _BINARY = {"", "B", "KIB", "MIB", "GIB", "TIB"}  # "": a bare number of bytes
 BUDGET_KEYS = ("card", "display_reserve")
 # the canonical spelling's units, largest first: a size is written in the largest one that holds it whole
 _CANONICAL_UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+# the largest single accelerators hold 288 GB (B300, MI355X); a budget past 1 TiB caps nothing on any device and
+# would only make cells of their own ids
+MAX_BUDGET = 2**40
 
 
-def _size_problem(value: Any, minimum: int = 2**20) -> str | None:
+def _size_problem(value: Any, minimum: int = 2**20, maximum: int | None = None) -> str | None:
     """A size names its unit, and the binary one a card's size is given in: '16 GB' cards hold 16 GiB. A bare
     number is bytes: 0, or at least 1 MiB (a '16' meant as GiB is refused, not read as 16 bytes)."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value)) if not isinstance(value, bool) else None
@@ -49,6 +52,9 @@ def _size_problem(value: Any, minimum: int = 2**20) -> str | None:
         return f"{value!r}: unknown unit {match.group(2)!r}; use KiB, MiB, GiB or TiB"
     if parse_bytes(value) < minimum:
         return f"{value!r} is less than 1 MiB: no model trains in that"
+    if maximum is not None and parse_bytes(value) > maximum:
+        return (f"{value!r} is more than {canonical_size(maximum)}, the most a budget may be: no device holds that "
+                "much memory (the largest hold 288 GB), so it would cap nothing")
     return None
 
 
@@ -76,7 +82,7 @@ def budget_problem(value: Any) -> str | None:
         return None
     if isinstance(value, str) and value.strip() and value.strip()[0].isalpha():
         return _card_problem(value)
-    return _size_problem(value)
+    return _size_problem(value, maximum=MAX_BUDGET)
 
 
 def host_budget_problem(value: Any) -> str | None:

@@ -28,6 +28,7 @@ class Setting:
     # whether the setting changes anything in a cell of these settings (None: always); a line's label leaves it
     # out where it does not, so that tail is not labelled with exp_decay's ratio
     acts_when: Callable[[dict[str, Any]], bool] | None = None
+    acts_where: str = ""  # acts_when in words, as a matrix's cells would have it: "truncation: exp_decay"
 
     def acts(self, settings: dict[str, Any]) -> bool:
         return self.acts_when is None or self.acts_when(settings)

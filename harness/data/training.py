@@ -116,7 +116,7 @@ DATA_SETTINGS: tuple[Setting, ...] = (
             "first)", levels=TRUNCATION_POLICIES, hashed_at_default=False, owner="data"),
     Setting("truncation_decay", float, 0.5, "exp_decay's ratio between the shares of consecutive sections",
             validate=_decay, hashed_at_default=False, owner="data",
-            acts_when=lambda settings: settings.get("truncation") == "exp_decay"),
+            acts_when=lambda settings: settings.get("truncation") == "exp_decay", acts_where="truncation: exp_decay"),
     Setting("documents", int, 16, "training documents of the grant-reports workload", minimum=1,
             hashed_at_default=False, owner="data"),
     Setting("document_words", int, 6000, "mean length in words of a grant-reports document", minimum=200,

@@ -61,8 +61,8 @@ def run(cell: Cell, out: Path, adapter_dir: Path | None = None, shared_device: b
     (the estimate is of device memory, so a CPU cell always runs)."""
     conflict = cell.conflict
     if conflict is not None:
-        result = new_result(cell, Status.skipped, f"declared conflict '{conflict.name}': {conflict.reason}",
-                            environment=environment.collect())
+        reason = f"declared conflict '{conflict.name}': {conflict.why(cell.settings)}"
+        result = new_result(cell, Status.skipped, reason, environment=environment.collect())
         return _finish(result, out)
     try:
         runtime = Runtime.resolve(cell.settings)

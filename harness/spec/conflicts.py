@@ -10,13 +10,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.stack.techniques import TECHNIQUES
+
 
 @dataclass(frozen=True)
 class Conflict:
     name: str
     reason: str
     applies: Callable[[dict[str, Any]], bool]
+    # what of the cell's own settings the reason is about, where the rule covers several levels
+    names: Callable[[dict[str, Any]], str] | None = None
 
+    def why(self, settings: dict[str, Any]) -> str:
+        """The reason, for a cell of these settings."""
+        return f"{self.names(settings)} {self.reason}" if self.names else self.reason
+
+
+def _cuda_only_levels(settings: dict[str, Any]) -> list[str]:
+    """The levels of these settings that run only on a CUDA GPU (each technique's `cuda_levels`)."""
+    return [f"{t.axis}: {settings.get(t.axis)}" for t in TECHNIQUES if settings.get(t.axis) in t.cuda_levels]
 
 CONFLICTS: tuple[Conflict, ...] = (
     Conflict(
@@ -72,6 +84,15 @@ CONFLICTS: tuple[Conflict, ...] = (
         "vocabulary_source says where the kept tokens' frequencies come from; with `vocabulary: native` no token "
         "is cut, so the source would have no effect and the cell would repeat the native one under another id",
         lambda s: s["vocabulary"] == "native" and s.get("vocabulary_source", "training") != "training",
+    ),
+    # last, so that a cell matching an earlier rule keeps the reason it was recorded with; `device: cuda` (or auto)
+    # on a machine without a GPU is no conflict: that depends on the machine, and the run records it as skipped
+    Conflict(
+        "cuda-level-on-cpu",
+        "runs only on a CUDA GPU, and `device: cpu` is asked, so the cell could never run as written on any machine; "
+        "set device: auto (a GPU where present) or cuda, or choose a level that runs on the CPU",
+        lambda s: s.get("device") == "cpu" and bool(_cuda_only_levels(s)),
+        names=lambda s: " and ".join(_cuda_only_levels(s)),
     ),
 )
 

@@ -25,6 +25,9 @@ from harness.spec.cells import Cell
 from harness.spec.design import ReportDesign, ReportSpecError, resolve
 from harness.spec.settings import SETTINGS, defaults
 from harness.stack.models.facts import ModelSourceError, facts
+from harness.stack.models.hub import hub_problem
+from harness.stack.models.sources import missing_parts_problem
+from harness.tasks.catalog import scores_training_documents
 from harness.tasks.names import unknown_task_problem
 from harness.tasks.plan import EvaluationPlan, EvaluationSpecError
 
@@ -439,6 +442,8 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     if unmatched:
         raise check.fail(f"exclude[{min(unmatched)}]", "matches no cell, so it excludes nothing (a level it names "
                                                       "may have left the axes); remove it or correct it")
+    _idle_setting(check, _written(spec), cells)
+    _held_out_is_held_out(check, plan, cells)
     if ceiling is not None and len({c.settings["context"] for c in cells}) > 1:
         raise check.fail("ceiling", "`context` varies between cells, but it is what the ceiling searches (from low "
                                     "to high): each search would be repeated once per context; set context once "
@@ -451,6 +456,66 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     except ReportSpecError as err:
         raise check.fail("report", str(err)) from None
     return cells
+
+
+def _written(spec: dict[str, Any]) -> dict[str, str]:
+    """Each setting the matrix file writes (fixed, an axis, a baseline, a list or included cell), by where it is first
+    written; `exclude` only names cells, so it writes nothing."""
+    written: dict[str, str] = {}
+    places = [("fixed", spec.get("fixed")), ("axes", spec.get("axes")), ("baseline", spec.get("baseline"))]
+    for section in ("cells", "include"):
+        places += [(f"{section}[{i}]", entry) for i, entry in enumerate(spec.get(section) or [])]
+    for where, mapping in places:
+        for name in mapping or {}:
+            if name in SETTINGS:
+                written.setdefault(name, where)
+    return written
+
+
+def _idle_setting(check: _Checker, written: dict[str, str], cells: list[Cell]) -> None:
+    """A written setting that acts in none of the cells (harness/core/setting.py, `acts_when`) changes their ids but
+    not what they measure, so the same runs would be measured again under other ids. A matrix where it acts in some
+    cells and not in others is left alone: there it is the axis it means to be, and the other cells take it along."""
+    for name, where in written.items():
+        setting = SETTINGS[name]
+        if setting.acts_when is not None and not any(setting.acts(cell.settings) for cell in cells):
+            raise check.fail(f"{where}.{name}", f"{name} has no effect: it acts only in cells with "
+                             f"{setting.acts_where}, and no cell of this matrix has {setting.acts_where}; remove it "
+                             "(it would change the cells' ids, not what they measure)")
+
+
+def _held_out_is_held_out(check: _Checker, plan: EvaluationPlan, cells: list[Cell]) -> None:
+    """The evaluation's seed is never that of the documents a cell trained on: scored on them, recall and bits per
+    byte would measure memorisation (harness/tasks/catalog.py, scores_training_documents)."""
+    for cell in cells:
+        task = next((t for t in plan.tasks if scores_training_documents(t, plan.seed, cell.settings)), None)
+        if task is not None:
+            raise check.fail("evaluation", f"seed: {plan.seed} is the seed of the training documents of data: "
+                             f"grant-reports, which cell {cell.name} trains on, so {task} would score it on the "
+                             f"documents it trained on; give another seed (the default is "
+                             f"{EvaluationPlan.seed})")
+
+
+def check_measurable(name_or_path: str, cells: list[Cell]) -> None:
+    """A matrix whose every cell a declared conflict skips measures nothing, so it is refused before any cell runs,
+    naming each conflict and its reason; one with some cells skipped runs the others (and records the skips)."""
+    if not cells or any(cell.conflict is None for cell in cells):
+        return
+    conflicts = {cell.conflict.name: cell.conflict.why(cell.settings) for cell in cells if cell.conflict}
+    said = "; ".join(f"{name}: {reason}" for name, reason in conflicts.items())
+    raise MatrixError(f"{matrix_path(name_or_path)}: every one of its {len(cells)} cells is skipped by a declared "
+                      f"conflict, so it measures nothing ({said})")
+
+
+def check_models_here(name_or_path: str, cells: list[Cell]) -> None:
+    """What `validate` asks beyond the matrix: that each model its cells would load can be had on this machine (a
+    package: model's parts installed). Matrices are expanded and estimated without the parts (a split model's
+    header is registered, harness/stack/models/parts.py), so that results are aggregated and reported anywhere."""
+    for cell in cells:
+        problem = None if cell.conflict else missing_parts_problem(str(cell.settings["model"]))
+        if problem:
+            raise MatrixError(f"{matrix_path(name_or_path)}: {cell.name}.model: {problem}; without them no cell of "
+                              "this model can run on this machine")
 
 
 # A ceiling probe may pass the model's positions by this factor: how far memory goes is what it measures, and RoPE
@@ -471,7 +536,10 @@ def _check_against_model(check: _Checker, cell: Cell, positions_factor: int = 1)
         model = facts(s["model"])
     except ModelSourceError as err:
         raise check.fail(f"{cell.name}.model", str(err)) from None
-    if model is None:
+    if model is None:  # a hub id: loaded from the hub's cache, or from the hub
+        problem = hub_problem(s["model"])
+        if problem:
+            raise check.fail(f"{cell.name}.model", problem)
         return
     problem = chat_template_problem(s)
     if problem:

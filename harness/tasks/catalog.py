@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.data.corpora import documents
+from harness.data.training import TRAINING_CORPUS_SEED
 from harness.data.workload import generate_corpus, recall_items, section_items
 from harness.data.workload.examples import DEFAULT_TARGETS
 from harness.tasks.plan import EvaluationPlan
@@ -47,7 +48,7 @@ class TaskContext:
     def count(self, text: str) -> int:
         return len(self.encode(text))
 
-    def held_out_documents(self) -> list[Any]:
+    def held_out_documents(self) -> list[Any]:  # scores_training_documents says when these are the training ones
         words = self.settings["document_words"]
         return generate_corpus(self.plan.seed, self.plan.documents, words // 2, words * 3 // 2)
 
@@ -166,3 +167,12 @@ def write_records(records: list[dict[str, Any]], path: Path) -> Path:
         for record in records:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     return path
+
+
+def scores_training_documents(task: str, seed: int, settings: dict[str, Any]) -> bool:
+    """Whether `task`, at the evaluation's `seed`, scores the documents a cell of these settings trained on: a
+    grant-reports cell trains on generate_corpus(TRAINING_CORPUS_SEED, ...) whatever its own seed, and the held-out
+    documents are generate_corpus(seed, ...) at the same lengths, so that seed gives the same documents, first to
+    last (a longer corpus only adds documents after them)."""
+    held_out = task in PROJECT_TASKS and PROJECT_TASKS[task].records in (_recall, _sections)
+    return held_out and settings.get("data") == "grant-reports" and seed == TRAINING_CORPUS_SEED

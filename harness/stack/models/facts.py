@@ -20,7 +20,12 @@ from harness.core.suggest import did_you_mean
 from harness.stack.models.gguf_file import GGUFFileError, open_gguf
 from harness.stack.models.parts import SPLIT_GGUF
 from harness.stack.models.presets import PRESETS
-from harness.stack.models.sources import PackageModelError, PackageNotInstalledError, package_gguf
+from harness.stack.models.sources import (
+    PackageModelError,
+    PackageNotInstalledError,
+    missing_parts_problem,
+    package_gguf,
+)
 
 # linear layer names of the decoder families this harness trains (attention and MLP projections)
 LINEAR_LAYERS = {
@@ -90,6 +95,9 @@ def facts(source: str) -> ModelFacts | None:
         return _from_config(PRESETS[name])
     if source.startswith(("package:", "gguf:")):
         name = source[len("package:"):]
+        split = SPLIT_GGUF.get(name) if source.startswith("package:") else None
+        if split is not None and split.header and missing_parts_problem(source):
+            return ModelFacts(**dict(split.header))  # told without assembling, or locking, anything in the cache
         try:
             file = package_gguf(name) if source.startswith("package:") else Path(source[len("gguf:"):]).expanduser()
         except PackageNotInstalledError as err:

@@ -19,7 +19,7 @@ from typing import Any
 
 from harness.core.cache import cache_root
 from harness.stack.models.gguf_tokenizer import gguf_tokenizer
-from harness.stack.models.parts import SPLIT_GGUF, SplitGGUF
+from harness.stack.models.parts import SPLIT_GGUF, Part, SplitGGUF
 from harness.stack.models.presets import preset
 
 
@@ -175,8 +175,8 @@ def _is_assembled(target: Path, model: SplitGGUF) -> bool:
             and file_sha256(target) == model.gguf_sha256)
 
 
-def _installed_parts(model: SplitGGUF, target: Path) -> list[Path]:
-    """Each part's file, in order; every part that is not installed named in one pip line."""
+def _part_files(model: SplitGGUF) -> tuple[list[Path], list[Part]]:
+    """The installed parts' files, in order, and the parts that are not installed; finds them without reading them."""
     files, missing = [], []
     for part in model.parts:
         spec = _find_package(part.import_name)
@@ -186,6 +186,29 @@ def _installed_parts(model: SplitGGUF, target: Path) -> list[Path]:
             files.append(found[0])
         else:
             missing.append(part)
+    return files, missing
+
+
+def missing_parts_problem(source: str) -> str | None:
+    """For a package: model split over parts, the parts not installed here in one pip line, as loading it would say;
+    None where it can be had: every part installed, or the assembled file in the cache (told by its size here; its
+    sha256 is checked as it loads). Cheap: no part is read."""
+    model = SPLIT_GGUF.get(source.removeprefix("package:")) if source.startswith("package:") else None
+    if model is None:
+        return None
+    target = cache_root() / "packages" / model.gguf_file
+    if target.is_file() and target.stat().st_size == model.gguf_bytes:
+        return None
+    missing = _part_files(model)[1]
+    if not missing:
+        return None
+    return (f"{model.name}: {len(missing)} of its {len(model.parts)} part packages are not installed: "
+            f"{model.pip_line(missing)}")
+
+
+def _installed_parts(model: SplitGGUF, target: Path) -> list[Path]:
+    """Each part's file, in order; every part that is not installed named in one pip line."""
+    files, missing = _part_files(model)
     if missing:
         cached = (f"; {target} is not it ({target.stat().st_size:,} bytes, sha256 {file_sha256(target)})"
                   if target.is_file() else "")
