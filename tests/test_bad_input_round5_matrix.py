@@ -4,6 +4,7 @@ file, the place and the setting, exit 2, nothing written. In-process, so that th
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -227,9 +228,8 @@ def _hub_matrix(tmp_path: Path) -> str:
 
 
 def _hang(*args, **kwargs):
-    import time
-
-    time.sleep(30)  # a name lookup that never answers
+    time.sleep(30)  # a name lookup that answers long after the probe stopped waiting, and then fails
+    raise OSError("Temporary failure in name resolution")
 
 
 def test_an_uncached_hub_id_with_the_hub_switched_off_is_refused(tmp_path, capsys, monkeypatch, hub):
@@ -243,8 +243,6 @@ def test_an_uncached_hub_id_with_the_hub_switched_off_is_refused(tmp_path, capsy
 
 
 def test_an_uncached_hub_id_is_refused_within_the_probes_two_seconds(tmp_path, capsys, monkeypatch, hub):
-    import time
-
     monkeypatch.setattr(hub.socket, "create_connection", _hang)
     started = time.monotonic()
     code, err = _validate(_hub_matrix(tmp_path), capsys)
