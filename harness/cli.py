@@ -16,6 +16,7 @@ from harness.core.cache import check_cache_usable
 from harness.core.command_line import Parser
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.errors import UsageError
+from harness.core.path_problems import file_in_the_way
 from harness.estimate import calibration
 from harness.estimate.arguments import check_estimate_arguments
 from harness.estimate.chart import components_chart
@@ -106,7 +107,11 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     check_estimate_arguments(args.chart, args.results_dir, args.calibrate, args.set)
     if args.calibrate:
         sources = [Path(d) for d in args.calibrate]
-        print(calibration_report.table(calibration.rows(sources), sources))
+        found = calibration.rows(sources)
+        if not found:  # an empty table would read as a calibration that found nothing wrong
+            raise UsageError(f"--calibrate: no ok GPU cell in {', '.join(map(str, sources))}; give results folders "
+                             "that hold GPU measurements (e.g. results/seed-16gb)")
+        print(calibration_report.table(found, sources))
         return 0
     cells = _estimated_cells(args)
     if not cells:
@@ -443,12 +448,27 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _folder_arguments(args: argparse.Namespace) -> None:
+    """--results-dir and --reports-dir name folders: a file there (or above) is refused before anything is read,
+    which would otherwise be told as results missing under it."""
+    for option in ("results_dir", "reports_dir"):
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        flag, path = "--" + option.replace("_", "-"), Path(value)
+        blocker = path if path.exists() and not path.is_dir() else file_in_the_way(path)
+        if blocker is not None:
+            raise UsageError(f"{flag} {value}: {blocker} is a file, not a folder; give a folder "
+                             f"(e.g. {option.split('_')[0]})")
+
+
 def main(argv: list[str] | None = None) -> int:
     start_logging()
     args = parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
 
     def command() -> int:
+        _folder_arguments(args)
         bytecode.enable()  # before the command imports torch and the training stack (python -m harness did first)
         return args.func(args)
 

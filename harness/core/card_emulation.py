@@ -20,7 +20,7 @@ PATCHED = (("torch.cuda", "mem_get_info"), ("torch.cuda.memory", "mem_get_info")
 
 def switched_off() -> str | None:
     """Why the emulation is off by request, or None."""
-    return f"{ENV}={os.environ[ENV]}" if os.environ.get(ENV, "1").strip() in ("0", "false", "no", "off") else None
+    return f"{ENV}={os.environ[ENV]}" if os.environ.get(ENV) == "0" else None  # any other value is refused first
 
 
 class CardProperties:

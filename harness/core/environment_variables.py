@@ -102,7 +102,7 @@ def folder(name: str, default: Path | None, must_exist: bool) -> Path | None:
 def switch(name: str) -> None:
     """A switch is 0 or 1: a word read as either would silently do the other thing."""
     text = os.environ.get(name)
-    if text is not None and text.strip() not in ("0", "1"):
+    if text is not None and text not in ("0", "1"):  # exactly: ' 1' would read as 1 here and as a word elsewhere
         raise UsageError(f"{name}={text[:40]!r}: write {name}=0 to turn it off, or {name}=1 (the default, as when "
                          "unset) to keep it on")
 

@@ -109,7 +109,9 @@ DATA_SETTINGS: tuple[Setting, ...] = (
             "(zipf for arch: models, stdlib-docs otherwise)", validate=_data_level, owner="data"),
     Setting("completion_only", str, "off",
             "'on': loss only on the completion (the target section, the assistant turns)",
-            levels=("off", "on"), owner="data"),
+            levels=("off", "on"), owner="data",
+            # packed corpora are token streams with no prompt and no completion to tell apart
+            acts_when=lambda settings: not fixed_length(settings), acts_where="data: grant-reports, chat: or text:"),
     Setting("truncation", str, "tail",
             "how a section's preceding text is cut to fit the context: 'none' (all of it, or the cell is "
             "skipped), 'tail' (the most recent tokens), 'exp_decay' (geometric shares per section, newest "

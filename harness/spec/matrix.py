@@ -478,7 +478,8 @@ def _idle_setting(check: _Checker, written: dict[str, str], cells: list[Cell]) -
     cells and not in others is left alone: there it is the axis it means to be, and the other cells take it along."""
     for name, where in written.items():
         setting = SETTINGS[name]
-        if setting.acts_when is not None and not any(setting.acts(cell.settings) for cell in cells):
+        at_default = all(cell.settings.get(name) == setting.default for cell in cells)  # asks for nothing
+        if setting.acts_when is not None and not at_default and not any(setting.acts(c.settings) for c in cells):
             raise check.fail(f"{where}.{name}", f"{name} has no effect: it acts only in cells with "
                              f"{setting.acts_where}, and no cell of this matrix has {setting.acts_where}; remove it "
                              "(it would change the cells' ids, not what they measure)")
