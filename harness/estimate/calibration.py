@@ -6,13 +6,12 @@ harness/report/build.py)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.estimate import estimate_cell
-from harness.results.store import result_files
+from harness.results.store import read_data, result_files
 
 GIB = 2**30
 # how calibration.md opens its second paragraph: the sources it names are what `vramlab report --all` rebuilds from
@@ -64,11 +63,13 @@ def row(result: dict[str, Any], statuses: tuple[str, ...] = ("ok",)) -> Row | No
 
 
 def rows(results_dirs: list[Path]) -> list[Row]:
-    """Every ok cell measured on a CUDA GPU under `results_dirs`, ceiling probes included, in file order."""
+    """Every ok cell measured on a CUDA GPU under `results_dirs`, ceiling probes included, in file order. Each
+    file is read as every result reader reads it (bounded, validated): a damaged, oversized or foreign one is a
+    ResultFileError naming it, never a traceback or a file silently left out."""
     found = []
     for folder in results_dirs:
         for path in result_files(folder) + result_files(folder, "ceiling/*/*.json"):
-            found_row = row(json.loads(path.read_text()))
+            found_row = row(read_data(path))
             if found_row is not None:
                 found.append(found_row)
     return found

@@ -189,7 +189,10 @@ def _explain(path: Path, err: ValidationError) -> ResultFileError:
 def parse(path: Path, data: Any) -> CellResult | EvaluationResult:
     """Validate what a file holds as the result kind it says it is."""
     if not isinstance(data, dict):
-        raise ResultFileError(f"{path}: a result file holds one JSON object, not a {type(data).__name__}")
+        raise ResultFileError(f"{path}: not a vramlab result file: it holds a {type(data).__name__}, not one JSON "
+                              "object")
+    if "schema_version" not in data:  # a foreign JSON file: no vramlab wrote it, an older or a newer one
+        raise ResultFileError(f"{path}: not a vramlab result file: it has no schema_version")
     model: type[CellResult] | type[EvaluationResult]
     version = data.get("schema_version")
     if data.get("kind") == "evaluation":
@@ -214,6 +217,15 @@ def read(path: Path) -> CellResult:
     if not isinstance(result, CellResult):
         raise ResultFileError(f"{path}: an evaluation result where a cell result was expected")
     return result
+
+
+def read_data(path: Path) -> dict[str, Any]:
+    """A cell result's JSON as its file holds it (before any migration), read and validated as `read` does: for
+    a reader that works on the file's own fields (the estimate's calibration)."""
+    data = _load_json(path)
+    if not isinstance(parse(path, data), CellResult):
+        raise ResultFileError(f"{path}: an evaluation result where a cell result was expected")
+    return data
 
 
 def read_evaluation(path: Path) -> EvaluationResult:
