@@ -23,7 +23,7 @@ from harness.estimate.chart import components_chart
 from harness.estimate.table import as_json, cell_estimate, render
 from harness.evaluation.stage import evaluate_cell
 from harness.process import cell_command, spare
-from harness.process.ceiling import search_all
+from harness.process.ceiling import Search, search, search_all
 from harness.process.device_lease import cell_lease, slots_wanted
 from harness.report import calibration as calibration_report
 from harness.report.aggregate import aggregate
@@ -38,6 +38,7 @@ from harness.results.schemas import write_schemas
 from harness.results.store import migrate_files, result_files
 from harness.run import bytecode, worker
 from harness.spec import settings
+from harness.spec.ceiling import CeilingSpec
 from harness.spec.cells import Cell
 from harness.spec.matrix import (
     MATRIX_NAME,
@@ -181,6 +182,23 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+class _NotKept(Exception):
+    """A search not asked for needs a probe that is not kept: it is left out of the report, never measured."""
+
+
+def _settled_searches(matrix: str, cells: list[Cell], spec: CeilingSpec, results_dir: Path) -> list[Search]:
+    def not_kept(*_args: object, **_kwargs: object) -> None:
+        raise _NotKept
+
+    settled = []
+    for cell in cells:
+        try:
+            settled.append(search(matrix, cell, spec, results_dir, run=not_kept))
+        except _NotKept:
+            continue
+    return settled
+
+
 def _cmd_ceiling(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give how many searches run at once, 1 or more")
@@ -190,13 +208,18 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
         print(f"vramlab: {args.matrix} has no `ceiling:` section (low, high, resolution) to search",
               file=sys.stderr)
         return 2
-    cells = [c for c in expand(args.matrix) if not args.cell or c.cell_id in args.cell or c.name in args.cell]
+    every = expand(args.matrix)
+    cells = [c for c in every if not args.cell or c.cell_id in args.cell or c.name in args.cell]
     if not cells:
         print(f"vramlab: no cell of {args.matrix} is named {args.cell}", file=sys.stderr)
         return 2
     searches = search_all(args.matrix, cells, spec, Path(args.results_dir), args.jobs, warm=args.warm_start)
     for found in searches:
         print(f"vramlab: {found.cell.name}: {found.row()['answer']}", file=sys.stderr)
+    # the report is the matrix's: the searches not asked for this time come from their kept probes, where settled
+    searches += _settled_searches(args.matrix, [c for c in every if c not in cells], spec, Path(args.results_dir))
+    order = {c.cell_id: i for i, c in enumerate(every)}
+    searches.sort(key=lambda found: order[found.cell.cell_id])
     paths = write_report(cells[0].matrix, searches, Path(args.reports_dir))
     print(paths[1].read_text())
     return 0
@@ -462,6 +485,28 @@ def _folder_arguments(args: argparse.Namespace) -> None:
                              f"(e.g. {option.split('_')[0]})")
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
+
+
+def _output_arguments(args: argparse.Namespace) -> None:
+    """Files a command writes where the user says never go among the result files, nor over a report's own files:
+    those are replaced only by measuring or by `vramlab report`."""
+    results = Path(getattr(args, "results_dir", None) or "results")
+    out = getattr(args, "out", None)
+    if args.func is _cmd_report and out and _inside(Path(out), results):
+        raise UsageError(f"--out {out} is inside the results folder {results}; give a folder of its own for the "
+                         "rebuilt reports")
+    if args.func is _cmd_schema and out and (_inside(Path(out), results) or _inside(Path(out), Path("reports"))):
+        raise UsageError(f"--out {out} is inside {results} or reports, which hold results and reports only; give "
+                         "another folder (default: harness/results/schema)")
+    chart = getattr(args, "chart", None)
+    if args.func is _cmd_estimate and chart and Path(chart).exists() and (
+            _inside(Path(chart), results) or _inside(Path(chart), Path("reports"))):
+        raise UsageError(f"--chart {chart} is a file of {results} or reports, which `vramlab report` writes; give "
+                         "another file for the estimate's chart")
+
+
 def main(argv: list[str] | None = None) -> int:
     start_logging()
     args = parser().parse_args(argv)
@@ -469,6 +514,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def command() -> int:
         _folder_arguments(args)
+        _output_arguments(args)
         bytecode.enable()  # before the command imports torch and the training stack (python -m harness did first)
         return args.func(args)
 

@@ -85,6 +85,10 @@ def check_config(config: dict[str, Any], argv: list[str]) -> None:
         if blocker is not None:
             raise UsageError(f"--config {key}={str(config[key])[:80]}: {blocker} is a file, not a folder; give a "
                              "folder")
+    folders = {key: Path(str(config.get(key, default))).resolve() for key, default in FOLDER_DEFAULTS.items()}
+    if folders["results_dir"] == folders["reports_dir"]:  # tables would lie among result files, read as damaged ones
+        raise UsageError(f"--config results_dir and reports_dir are the same folder ({folders['results_dir']}); "
+                         "give each its own")
     for key, default in (("reproduce", "auto"), ("warm_start", "true")):
         flag(config, key, default)
 

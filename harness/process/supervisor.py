@@ -42,6 +42,9 @@ OBSERVE_EVERY = 5  # polls between two looks at the worker's status for the prog
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
+MIN_TIME_LIMIT = 1.0  # below it no cell gets past its start: the limit would only write timeouts
+
+
 def time_limit(settings: dict[str, Any], given: float | None = None) -> float:
     """Seconds the cell may take: `given` (--time-limit), else VRAMLAB_TIME_LIMIT, else scaled by its work.
 
@@ -55,8 +58,9 @@ def time_limit(settings: dict[str, Any], given: float | None = None) -> float:
             raise SupervisorError(f"{TIME_LIMIT_ENV}: expected seconds, got {text!r}") from None
     if given is None:
         return BASE_SECONDS + SECONDS_PER_SEQUENCE * sequences_needed(settings)
-    if not math.isfinite(given) or given <= 0:
-        raise SupervisorError(f"{source}: the time limit must be a positive number of seconds, got {given!r}")
+    if not math.isfinite(given) or given < MIN_TIME_LIMIT:
+        raise SupervisorError(f"{source}: the time limit must be a number of seconds of at least {MIN_TIME_LIMIT:g} "
+                              f"(a cell's process takes longer than that to start), got {given!r}")
     return given
 
 

@@ -11,11 +11,13 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from harness.core.atomic_files import write_csv_atomic
+from harness.core.errors import UsageError
 from harness.core.made_folders import make_folders
 from harness.process.ceiling import Search
 from harness.report.charts.ceiling import draw
 from harness.report.charts.style import RC, fit_labels, save
 from harness.spec.chart_widths import FORMATS, WIDTHS
+from harness.spec.matrix import MatrixError, expand
 
 
 def measured_on(searches: list[Search]) -> list[str]:
@@ -39,13 +41,41 @@ def measured_on(searches: list[Search]) -> list[str]:
     return [*lines, ""]
 
 
+def _cells_of(matrix: str, searches: list[Search]) -> set[str]:
+    """The ids of the matrix's searches today (a shipped matrix's, or those searched now where it is not found)."""
+    try:
+        return {cell.cell_id for cell in expand(matrix, check_model=False)}
+    except MatrixError:
+        return {search.cell.cell_id for search in searches}
+
+
+def _keep_answers(path: Path, new: pd.DataFrame, cells: set[str]) -> None:
+    """A ceiling table is not replaced by one that has fewer answers (report/kept.py says why): an answer of a
+    search still in the matrix that the new table lacks (--cell ran fewer searches) or has lost (its probes are
+    not in this results folder, or were skipped) keeps the table as it is."""
+    try:
+        old = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, ValueError):
+        return
+    if not {"cell_id", "ceiling_context"} <= set(old.columns):
+        return
+    answered = {row.cell_id: row.cell for row in old.itertuples() if row.ceiling_context and row.cell_id in cells}
+    still = {str(row.cell_id) for row in new.itertuples() if pd.notna(row.ceiling_context)} if len(new) else set()
+    lost = sorted(name for cell_id, name in answered.items() if cell_id not in still)
+    if lost:
+        raise UsageError(f"{path} shows {len(lost)} answers this run does not have (first: {lost[0]}); it is kept "
+                         "as it is: run every search (no --cell) with the results folder that holds their probes, "
+                         "or give another --reports-dir")
+
+
 def write_csv_and_chart(matrix: str, searches: list[Search], reports_dir: Path) -> list[Path]:
     """reports/<matrix>/ceiling.csv (one row a configuration) and the ceiling chart: the context each
     configuration reached within its budget, with its peak and its speed there. harness.report.ceiling_report
     writes the tables beside them (ceiling.md, tables.tex)."""
     folder = reports_dir / matrix
-    make_folders(folder)
     table = pd.DataFrame([s.row() for s in searches])
+    _keep_answers(folder / "ceiling.csv", table, _cells_of(matrix, searches))
+    make_folders(folder)
     write_csv_atomic(folder / "ceiling.csv", table)
     spec = searches[0].spec if searches else None
     charts: list[Path] = []

