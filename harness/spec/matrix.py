@@ -552,6 +552,13 @@ def _check_against_model(check: _Checker, cell: Cell, positions_factor: int = 1)
         if problem:
             raise check.fail(f"{cell.name}.model", problem)
         return
+    for shape in ("hidden_size", "intermediate_size", "layers", "heads", "kv_heads", "head_dim", "vocab_size"):
+        size = getattr(model, shape)
+        if size is not None and (not isinstance(size, int) or size < 1):  # no model is built from it
+            raise check.fail(f"{cell.name}.model", f"{s['model']}: its config gives {shape} {size!r}, not a size")
+    if model.hidden_size and s["lora_rank"] > model.hidden_size:  # min(in, out) of every layer is at most that
+        raise check.fail(f"{cell.name}.lora_rank", f"{s['lora_rank']:,} is more than the hidden size "
+                         f"{model.hidden_size:,} of {s['model']}: past the full rank of every layer it adapts")
     problem = chat_template_problem(s)
     if problem:
         raise check.fail(f"{cell.name}.data", problem)
