@@ -23,7 +23,7 @@ from harness.estimate.chart import components_chart
 from harness.estimate.table import as_json, cell_estimate, render
 from harness.evaluation.stage import evaluate_cell
 from harness.process import cell_command, spare
-from harness.process.ceiling import Search, search, search_all
+from harness.process.ceiling import ProbeMissing, Search, kept_search, search_all
 from harness.process.device_lease import cell_lease, slots_wanted
 from harness.report import calibration as calibration_report
 from harness.report.aggregate import aggregate
@@ -105,7 +105,7 @@ def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
-    check_estimate_arguments(args.chart, args.results_dir, args.calibrate, args.set)
+    check_estimate_arguments(args.chart, args.calibrate, args.set)
     if args.calibrate:
         sources = [Path(d) for d in args.calibrate]
         found = calibration.rows(sources)
@@ -182,19 +182,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-class _NotKept(Exception):
-    """A search not asked for needs a probe that is not kept: it is left out of the report, never measured."""
-
-
 def _settled_searches(matrix: str, cells: list[Cell], spec: CeilingSpec, results_dir: Path) -> list[Search]:
-    def not_kept(*_args: object, **_kwargs: object) -> None:
-        raise _NotKept
-
+    """The searches not asked for, where their kept probes settle them; one that needs a probe is left out."""
     settled = []
     for cell in cells:
         try:
-            settled.append(search(matrix, cell, spec, results_dir, run=not_kept))
-        except _NotKept:
+            settled.append(kept_search(matrix, cell, spec, results_dir))
+        except ProbeMissing:
             continue
     return settled
 
@@ -478,15 +472,14 @@ def _folder_arguments(args: argparse.Namespace) -> None:
         value = getattr(args, option, None)
         if value is None:
             continue
-        flag, path = "--" + option.replace("_", "-"), Path(value)
-        blocker = path if path.exists() and not path.is_dir() else file_in_the_way(path)
+        flag, blocker = "--" + option.replace("_", "-"), file_in_the_way(Path(value) / "x")
         if blocker is not None:
             raise UsageError(f"{flag} {value}: {blocker} is a file, not a folder; give a folder "
                              f"(e.g. {option.split('_')[0]})")
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    return path.resolve().is_relative_to(folder.resolve())
+def _inside(path: Path, *folders: Path) -> bool:
+    return any(path.resolve().is_relative_to(folder.resolve()) for folder in folders)
 
 
 def _output_arguments(args: argparse.Namespace) -> None:
@@ -497,12 +490,11 @@ def _output_arguments(args: argparse.Namespace) -> None:
     if args.func is _cmd_report and out and _inside(Path(out), results):
         raise UsageError(f"--out {out} is inside the results folder {results}; give a folder of its own for the "
                          "rebuilt reports")
-    if args.func is _cmd_schema and out and (_inside(Path(out), results) or _inside(Path(out), Path("reports"))):
+    if args.func is _cmd_schema and out and _inside(Path(out), results, Path("reports")):
         raise UsageError(f"--out {out} is inside {results} or reports, which hold results and reports only; give "
                          "another folder (default: harness/results/schema)")
     chart = getattr(args, "chart", None)
-    if args.func is _cmd_estimate and chart and Path(chart).exists() and (
-            _inside(Path(chart), results) or _inside(Path(chart), Path("reports"))):
+    if args.func is _cmd_estimate and chart and Path(chart).exists() and _inside(Path(chart), results, Path("reports")):
         raise UsageError(f"--chart {chart} is a file of {results} or reports, which `vramlab report` writes; give "
                          "another file for the estimate's chart")
 

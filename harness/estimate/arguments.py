@@ -11,9 +11,8 @@ from harness.core.path_problems import file_in_the_way
 CHART_FORMATS = (".png", ".pdf", ".svg")
 
 
-def check_estimate_arguments(chart: str | None, results_dir: str, calibrate: list[str] | None,
-                             pairs: list[str] | None) -> None:
-    """UsageError naming the first argument that cannot be used."""
+def check_estimate_arguments(chart: str | None, calibrate: list[str] | None, pairs: list[str] | None) -> None:
+    """UsageError naming the first argument that cannot be used (--results-dir: harness/cli.py, for every command)."""
     if chart:
         path = Path(chart)
         if path.is_dir():
@@ -23,8 +22,6 @@ def check_estimate_arguments(chart: str | None, results_dir: str, calibrate: lis
         blocker = file_in_the_way(path)
         if blocker is not None:
             raise UsageError(f"--chart {chart}: {blocker} is a file, not a folder, so the chart cannot go under it")
-    if Path(results_dir).exists() and not Path(results_dir).is_dir():
-        raise UsageError(f"--results-dir {results_dir} is a file; give the results folder (e.g. results)")
     for folder in calibrate or ():
         if not Path(folder).is_dir():
             raise UsageError(f"--calibrate {folder}: {'is a file' if Path(folder).exists() else 'does not exist'}; "

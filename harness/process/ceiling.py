@@ -147,6 +147,19 @@ def search(matrix: str, cell: Cell, spec: CeilingSpec, results_dir: Path,
     return found
 
 
+class ProbeMissing(RuntimeError):
+    """A ceiling's answer needs a probe that is not kept: `vramlab ceiling` measures it, a rebuild never does."""
+
+
+def kept_search(matrix: str, cell: Cell, spec: CeilingSpec, results_dir: Path) -> Search:
+    """The search as its kept probes settle it, never running one (ProbeMissing where one is needed)."""
+    def refuse(_matrix: str, probed: Cell, context: int, _out: Path) -> None:
+        raise ProbeMissing(f"{matrix}: no kept probe at {context:,} tokens for {probed.name}; "
+                           f"run `vramlab ceiling {matrix}` to measure it")
+
+    return search(matrix, cell, spec, results_dir, run=refuse)
+
+
 def kept_probes(folder: Path, cell: Cell) -> dict[int, dict[str, Any]]:
     """The probes of this configuration already in its folder that fit or ran out of memory, by context (a file
     of other settings, which has another id, is not one of them)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.core.errors import UsageError, one_line
-from harness.process.ceiling import search
+from harness.process.ceiling import ProbeMissing, kept_search
 from harness.report.aggregate import aggregate
 from harness.report.build import build_report
 from harness.report.calibration import rebuild_calibration
@@ -46,19 +46,10 @@ def ceiling_matrices(reports_dir: Path) -> list[str]:
     return sorted(path.parent.name for path in reports_dir.glob("*/ceiling.csv"))
 
 
-class ProbeMissing(RuntimeError):
-    """A ceiling's answer needs a probe that is not kept: `vramlab ceiling` measures it, a rebuild never does."""
-
-
 def rebuild_ceiling(matrix: str, results_dir: Path, out_dir: Path) -> list[Path]:
-    def refuse(_matrix: str, cell: object, context: int, _out: Path) -> None:
-        raise ProbeMissing(f"{matrix}: no kept probe at {context:,} tokens for {getattr(cell, 'name', cell)}; "
-                           f"run `vramlab ceiling {matrix}` to measure it")
-
     spec = ceiling_spec(matrix)
     cells = expand(matrix)
-    return write_report(cells[0].matrix, [search(matrix, cell, spec, results_dir, run=refuse) for cell in cells],
-                        out_dir)
+    return write_report(cells[0].matrix, [kept_search(matrix, cell, spec, results_dir) for cell in cells], out_dir)
 
 
 def _source(matrix: str, results_dir: Path) -> str:
