@@ -45,29 +45,59 @@ def _row(published: dict[str, Any], again: dict[str, Any]) -> tuple[list[str], b
     return [*cells, _emulation(again)], equal
 
 
-def _published(matrix: str, name: str) -> dict[str, Any]:
+def _published(matrix: str, name: str, again: dict[str, Any]) -> dict[str, Any] | None:
+    """The published result of the cell, or where this very measurement has since become the published one, the
+    result it replaced (results/superseded/<matrix>/...), so that the comparison reads the same after the
+    replacement as before it; None for a probe that was never published."""
     cell = REPO / "results" / matrix / name
     found = [cell] if cell.exists() else sorted((REPO / "results" / matrix / "ceiling").glob(f"*/{name}"))
     if not found:
-        raise SystemExit(f"no published result of {matrix}/{name}")
-    return json.loads(found[0].read_text())
+        return None
+    published = json.loads(found[0].read_text())
+    if published != again:
+        return published
+    below = found[0].relative_to(REPO / "results" / matrix).parent
+    replaced = sorted((REPO / "results" / "superseded" / matrix / below).glob(f"{found[0].stem}.*.json"))
+    return json.loads(replaced[-1].read_text()) if replaced else published
+
+
+def _order(name: str) -> tuple[str, int]:
+    """A probe's name ends in @context=N: its search's probes in the order of their contexts."""
+    search, _, context = name.partition("@context=")
+    return search, int(context) if context.isdigit() else 0
+
+
+def _mib(value: int | None) -> str:
+    return "–" if value is None else f"{value / 2**20:,.2f} MiB"
 
 
 def compare(folder: Path, ways: list[str]) -> str:
     lines = [f"# Peaks to the byte: {', '.join(ways)} against the published results", "",
-             "Each cell's published result (`results/<matrix>/<id>.json`) against the same cell measured again "
+             "Each cell's published result (`results/<matrix>/<id>.json`, or for a ceiling probe "
+             "`results/<matrix>/ceiling/<search>/<id>.json`; where this measurement has become the published one, "
+             "the result it replaced, kept in `results/superseded/`) against the same cell measured again "
              f"({', '.join(f'`{way}/`' for way in ways)}): status, then the device-side peaks, each `same` when "
              "equal to the byte. Host RSS and speed are left out: they move with what else runs on the machine.", ""]
     total = agree = 0
     for way in ways:
         lines += [f"## {way}", "", "| matrix | cell | status | device | allocated | reserved | pinned host | card |",
                   "|---|---|---|---|---|---|---|---|"]
-        for path in sorted((folder / way).glob("*/[0-9a-f]*.json")):
-            again = json.loads(path.read_text())
-            published = _published(path.parent.name, path.name)
+        new, rows = [], []
+        measured = [(path, json.loads(path.read_text())) for path in (folder / way).glob("*/[0-9a-f]*.json")]
+        for path, again in sorted(measured, key=lambda item: (item[0].parent.name, _order(item[1]["name"]))):
+            published = _published(path.parent.name, path.name, again)
+            if published is None:
+                new.append(f"| {path.parent.name} | {again['name']} | {again['status']} | "
+                           + " | ".join(_mib(again["metrics"].get(key)) for key in PEAKS) + f" | {_emulation(again)} |")
+                continue
             cells, equal = _row(published, again)
             total, agree = total + 1, agree + equal
-            lines.append(f"| {path.parent.name} | {published['name']} | " + " | ".join(cells) + " |")
+            rows.append(f"| {path.parent.name} | {published['name']} | " + " | ".join(cells) + " |")
+        lines += rows
+        if new:
+            lines += ["", f"Probes of {way} never published before (their peaks, not differences):", "",
+                      "| matrix | cell | status | device | allocated | reserved | pinned host | card |",
+                      "|---|---|---|---|---|---|---|---|", *new]
         lines.append("")
     lines.insert(2, f"{agree} of {total} measurements have the published status and every device-side peak to the "
                     "byte.\n")

@@ -176,3 +176,23 @@ def test_a_claim_that_cannot_be_compared_is_refused_when_read():
     reading = {**good["claims"][0]["readings"][0], "match": "approximate", "differs": None}
     with pytest.raises(ValidationError, match="differs"):
         Published.model_validate({**good, "claims": [{**good["claims"][0], "readings": [reading]}]})
+
+
+def test_a_result_from_before_the_emulated_card_is_named_until_a_check_measured_it_again(tmp_path):
+    results = tmp_path / "results"
+    write_cell(results, "claims", "seed-stack-rtx4080", peak_gib=10.8, emulated=False)
+    write(results, tmp_path / "reports")
+    note = next(line for line in (tmp_path / "reports" / "claims" / "claims.md").read_text().splitlines()
+                if "ran before torch answered" in line)
+    assert note.startswith("1 of the 1 results") and "their cells are to be measured again" in note
+    # a check under benchmarks/ with the emulation on but another status does not stand for it; the same status does
+    of = cell("claims", "seed-stack-rtx4080")
+    again = results / "benchmarks" / "check" / "emulation-on" / "claims" / f"{of.cell_id}.json"
+    write_atomic(again, result(of, status="oom", peak_gib=10.8))
+    write(results, tmp_path / "reports")
+    assert "to be measured again" in (tmp_path / "reports" / "claims" / "claims.md").read_text()
+    write_atomic(again, result(of, peak_gib=10.8))
+    write(results, tmp_path / "reports")
+    text = (tmp_path / "reports" / "claims" / "claims.md").read_text()
+    assert ("measured again under both, with the same status: `claims`/`seed-stack-rtx4080` "
+            "(`benchmarks/check/emulation-on`)") in text and "to be measured again" not in text

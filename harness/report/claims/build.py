@@ -18,6 +18,8 @@ from harness.report.claims.model import Claim, Published, Reading, load
 from harness.report.claims.verdict import DENSE_BF16, NOT_MEASURED, claimed_mfu, judge
 from harness.report.kept import keep_measured
 from harness.report.stack_versions import versions_line
+from harness.results.model import CellResult
+from harness.results.store import ResultFileError, read
 from harness.spec.matrix import ceiling_spec, expand
 
 
@@ -54,18 +56,39 @@ def rows(published: Published, results_dir: Path) -> tuple[list[dict[str, Any]],
     return found, measurements
 
 
-def _versions(measurements: list[Measured]) -> list[str]:
+def _measured_again(result: CellResult, results_dir: Path) -> Path | None:
+    """A measurement of the same cell under the emulated card, with the same status, among the checks kept in
+    results/benchmarks/ (a reproduction, a ceiling's boundary probes measured again): the published result stands
+    for it, since it is not replaced where its speed was measured alone and the check's was not."""
+    for path in sorted((Path(results_dir) / "benchmarks").rglob(f"{result.cell_id}.json")):
+        try:
+            again = read(path)
+        except (ResultFileError, OSError):
+            continue
+        emulation = again.budget.card_emulation if again.budget is not None else None
+        if emulation is not None and emulation.on and again.status == result.status:
+            return path
+    return None
+
+
+def _versions(measurements: list[Measured], results_dir: Path) -> list[str]:
     used = [r for m in measurements for r in m.results] + [m.ceiling.result for m in measurements
                                                               if m.ceiling is not None and m.ceiling.result]
     envs = [r.environment for r in used if r.environment is not None]
     table = pd.DataFrame([{f"version:{k}": v for k, v in env.versions.items()} for env in envs]).drop_duplicates()
     lines = versions_line(table, "the result files' `environment`") if len(table) else []
-    before = sum(1 for r in used if r.budget is not None and r.environment is not None and r.environment.cuda_available
-                 and r.budget.card_emulation is None)
+    before = [r for r in used if r.budget is not None and r.environment is not None and r.environment.cuda_available
+              and r.budget.card_emulation is None]
     if before:
-        lines += [f"{before} of the {len(used)} results read here ran before torch answered as the emulated card "
-                  "(`mem_get_info` and the device's total memory) and before the paged optimizer's cap was corrected; "
-                  "their cells are to be measured again (README, \"The emulated card\").", ""]
+        again = {r.cell_id: _measured_again(r, results_dir) for r in before}
+        checked = [f"`{r.matrix}`/`{r.name}` (`{again[r.cell_id].relative_to(results_dir).parent.parent}`)"
+                   for r in before if again[r.cell_id] is not None]
+        lines += [f"{len(before)} of the {len(used)} results read here ran before torch answered as the emulated card "
+                  "(`mem_get_info` and the device's total memory) and before the paged optimizer's cap was corrected"
+                  + (f"; measured again under both, with the same status: {', '.join(checked)}" if checked else "")
+                  + ("" if len(checked) == len(before) else
+                     f"; {'the others' if checked else 'their cells'} are to be measured again")
+                  + " (README, \"The emulated card\").", ""]
     return lines
 
 
@@ -76,7 +99,7 @@ def _coverage(measured: int, readings: int) -> str:
             "on the GPU machine (`snakemake --config matrix=claims` and `matrix=claims-context`).")
 
 
-def markdown(published: Published, table: pd.DataFrame, measurements: list[Measured]) -> str:
+def markdown(published: Published, table: pd.DataFrame, measurements: list[Measured], results_dir: Path) -> str:
     measured = int((table["verdict"] != NOT_MEASURED).sum())
     lines = ["# Published claims, measured", "",
              "Each claim as its source states it, beside the cell or ceiling search that measures it here under the "
@@ -86,7 +109,7 @@ def markdown(published: Published, table: pd.DataFrame, measurements: list[Measu
              "committed result whose setting differs (said under the claim): its verdict is only indicative. "
              "Memory is the whole process's device memory, sampled through NVML, on a larger GPU emulating the "
              "budget (README, \"On a GPU\"); random weights with the published shapes.", "",
-             _coverage(measured, len(table)), "", *_versions(measurements)]
+             _coverage(measured, len(table)), "", *_versions(measurements, results_dir)]
     shown = pd.DataFrame({"claim": table["claim"], "claimed": table["claimed"], "read as": table["reading"],
                           "measured by": table["measured_by"] + table["match"].map(
                               {"exact": "", "approximate": " (approximate)"}),
@@ -136,5 +159,5 @@ def write(results_dir: Path, reports_dir: Path, published: Published | None = No
     keep_measured(folder / "claims.csv", table, ["claim", "reading", "measured_by"], "verdict", NOT_MEASURED,
                   results_dir, "readings")
     write_csv_atomic(folder / "claims.csv", table)
-    write_text_atomic(folder / "claims.md", markdown(published, table, measurements))
+    write_text_atomic(folder / "claims.md", markdown(published, table, measurements, results_dir))
     return [folder / "claims.csv", folder / "claims.md"]
