@@ -68,7 +68,7 @@ def test_a_calibration_is_not_replaced_by_one_over_fewer_cells(tmp_path, capsys)
     folder.mkdir(parents=True)
     shutil.copy(committed, folder / "calibration.md")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(UsageError, match=r"calibration.md shows 19\d measured cells that .*empty holds no result"):
+    with pytest.raises(UsageError, match=r"calibration.md shows \d{3} measured cells that .*empty holds no result"):
         rebuild_calibration(tmp_path / "empty", tmp_path / "reports", tmp_path / "reports")
     assert (folder / "calibration.md").read_bytes() == committed.read_bytes()
     assert sorted(p.name for p in folder.iterdir()) == ["calibration.md"]

@@ -111,9 +111,9 @@ def test_the_outside_allocator_constants_are_what_the_committed_results_give():
 
 def test_every_committed_ok_gpu_cell_is_predicted_within_tolerance():
     found = rows(GPU_RESULTS)
-    # 14 ok cells of seed-16gb, 12 of gpu-check, 37 of quality-smollm2, 28 ok probes of ceiling-16gb, 2 ok
-    # cells of loss-path-16gb, 2 probes recorded with the allocator's history
-    assert len(found) == 95
+    # 14 ok cells of seed-16gb, 12 of gpu-check, 37 of quality-smollm2, 35 ok probes of ceiling-16gb (7 of them
+    # fit only under the emulated card), 2 ok cells of loss-path-16gb, 2 probes recorded with the allocator's history
+    assert len(found) == 102
     misses = [f"{r.matrix}/{r.name}: {r.error:+.1%}" for r in found if abs(r.error) > TOLERANCE]
     assert misses == [], misses
 
