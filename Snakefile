@@ -172,6 +172,20 @@ def _executing():
             and not workflow.touch)
 
 
+def _refuse_forced_replacement():
+    """-F, or -R naming the cell rule, makes Snakemake run every cell again, and run-cell would replace each result
+    by the new measurement: the committed reference is replaced only when --config replace=true says so. Snakemake
+    knows its forcing once it builds the jobs (when _prepare is called), not yet while this file is read."""
+    settings = workflow.dag_settings
+    forced = settings is not None and (settings.forceall or bool({"cell", "evaluate"} & set(settings.forcerun)))
+    have = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()]
+    if forced and have and not flag(config, "replace", "false"):
+        _stop(f"-F (or -R cell) would measure the {len(have)} cells of '{NAME}' that have a result again and replace "
+              f"those results (in {RESULTS}/{NAME}/, the published reference where they are committed); to measure "
+              "them beside it give --config reproduce=true instead, to rebuild only the tables and charts "
+              "-R aggregate report, and to replace them --config replace=true")
+
+
 _PREPARED = []
 
 
@@ -182,6 +196,8 @@ def _prepare(wildcards):
     stand are set aside."""
     if not _PREPARED:
         _PREPARED.append(True)
+        if workflow.is_main_process:
+            _refuse_forced_replacement()
         if workflow.is_main_process:  # a cluster job's own Snakemake reads this file again: told once, here
             for note in NOTES:
                 print(f"vramlab: {note}", file=sys.stderr)

@@ -8,14 +8,15 @@ from typing import Any
 from harness.core.errors import UsageError
 from harness.core.path_problems import file_in_the_way, unwritable
 from harness.core.suggest import did_you_mean
+from harness.spec.matrix import source_folder_problem
 
 DEFAULT_CPU_MATRIX = "smoke"
 DEFAULT_GPU_MATRIX = "seed-16gb"
 # every --config key the Snakefile reads: a misspelled one (matrx=smoke) would otherwise run the default matrix
-CONFIG_KEYS = ("matrix", "results_dir", "reports_dir", "reproduce", "warm_start")
+CONFIG_KEYS = ("matrix", "results_dir", "reports_dir", "reproduce", "warm_start", "replace")
 FOLDERS = ("results_dir", "reports_dir")
 FOLDER_DEFAULTS = {"results_dir": "results", "reports_dir": "reports"}
-FLAGS = {"reproduce": ("auto",), "warm_start": ()}  # yes/no keys, with the other words each takes
+FLAGS = {"reproduce": ("auto",), "warm_start": (), "replace": ()}  # yes/no keys, with the other words each takes
 
 
 def default_matrix() -> tuple[str, str]:
@@ -89,8 +90,22 @@ def check_config(config: dict[str, Any], argv: list[str]) -> None:
     if folders["results_dir"] == folders["reports_dir"]:  # tables would lie among result files, read as damaged ones
         raise UsageError(f"--config results_dir and reports_dir are the same folder ({folders['results_dir']}); "
                          "give each its own")
-    for key, default in (("reproduce", "auto"), ("warm_start", "true")):
+    for key in [k for k in FOLDERS if k in config]:
+        problem = _taken_folder(folders[key])
+        if problem:
+            raise UsageError(f"--config {key}={str(config[key])[:80]}: {problem}; give a folder of its own")
+    for key, default in (("reproduce", "auto"), ("warm_start", "true"), ("replace", "false")):
         flag(config, key, default)
+
+
+def _taken_folder(folder: Path) -> str | None:
+    """A results or reports folder inside one that already has an owner: a matrix's results folder (its .matrix
+    file says whose), where the new matrix's files would pass for that one's; or the matrix files' folder."""
+    for above in [folder, *folder.parents]:
+        if (above / ".matrix").is_file():
+            return (f"{folder} lies in {above}/, a matrix's results folder (its .matrix file says whose), where "
+                    "these files would pass for that matrix's")
+    return source_folder_problem(folder)
 
 
 def check_writable(config: dict[str, Any], matrix: str) -> None:

@@ -210,7 +210,7 @@ def test_compare_refuses_another_cells_result_as_a_reproduction(tmp_path):
 # after another matrix is refused outside results/ too; Y02: --memory-history on a CPU cell does nothing, so is refused
 @pytest.mark.slow
 @pytest.mark.parametrize(("given", "expected"), [
-    ([], "holds the results of another matrix file (/elsewhere/base.yaml); rename this file"),
+    ([], "holds the results of another matrix file (/elsewhere/base.yaml), as its .matrix file says; rename"),
     (["--out", "{tmp}/rd2/smoke/{cell}.json"], "its folder is named after the matrix 'smoke'"),
     (["--memory-history", "{tmp}/history.pickle"], "--memory-history records the CUDA allocator's history")])
 def test_run_cell_says_what_is_wrong_with_where_it_would_write(tmp_path, given, expected):

@@ -225,8 +225,9 @@ def test_check_refuses_a_device_and_a_named_pipe_unread(tmp_path, cache_dir):
     done = run_vramlab("check", str(zero), str(fifo), cwd=tmp_path, cache=cache_dir, timeout=120,
                        address_space=4 << 30)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
-    assert f"vramlab check: {zero}: a device, not a file, so it is not a result" in done.stderr
-    assert f"vramlab check: {fifo}: a named pipe, not a file, so it is not a result" in done.stderr
+    assert (f"vramlab check: {zero}: a character device (a symlink to /dev/zero), not a file, so it is not a "
+            "result") in done.stderr
+    assert f"vramlab check: {fifo}: a FIFO (a named pipe), not a file, so it is not a result" in done.stderr
 
 
 def test_a_result_file_is_read_no_further_than_the_limit(tmp_path, monkeypatch):

@@ -108,7 +108,7 @@ def test_a_real_allocation_failure_is_an_oom_result(tmp_path, cache_dir):
 def test_going_over_the_budget_is_an_oom_result_with_the_figures(tmp_path, cache_dir):
     result = run_one(tmp_path, cache_dir, "{name: small-card, context: 32, budget: 64MiB}")
     assert result["status"] == "oom"
-    assert "over the 0.06 GiB budget" in result["reason"]
+    assert "over the 64.0 MiB budget" in result["reason"]
     assert result["metrics"]["tokens_per_second"] > 0  # it trained; it just would not fit
 
 

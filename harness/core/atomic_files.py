@@ -91,8 +91,12 @@ def atomic_path(path: Path) -> Iterator[Path]:
         raise IsADirectoryError(errno.EISDIR, "a folder is in the place of this file; move it away", str(path))
     make_folders(path.parent)
     remove_stale_temporaries(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.{writer_host()}-{os.getpid()}-",
-                               suffix=f".tmp{path.suffix}")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.{writer_host()}-{os.getpid()}-",
+                                   suffix=f".tmp{path.suffix}")
+    except OSError as err:  # the system names the temporary file, which nobody asked for: the folder is the matter
+        raise type(err)(err.errno, f"the folder cannot be written ({err.strerror}), so {path.name} could not be "
+                        "written there", f"{path.parent}/") from None
     try:
         with naming(path):
             os.fchmod(fd, file_mode())

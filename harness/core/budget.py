@@ -36,6 +36,11 @@ _CANONICAL_UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**1
 MAX_BUDGET = 2**40
 
 
+def shown_size(size: int) -> str:
+    """A size in words: GiB to two places, or MiB where that would read 0.00 GiB (a budget of a few MiB)."""
+    return f"{size / GIB:.2f} GiB" if size >= GIB // 10 else f"{size / 2**20:.1f} MiB"
+
+
 def _size_problem(value: Any, minimum: int = 2**20, maximum: int | None = None) -> str | None:
     """A size names its unit, and the binary one a card's size is given in: '16 GB' cards hold 16 GiB. A bare
     number is bytes: 0, or at least 1 MiB (a '16' meant as GiB is refused, not read as 16 bytes)."""
@@ -228,8 +233,8 @@ class Budget:
         """Why the cell did not fit, or None."""
         if peak_device_bytes > self.limit_bytes:
             where = "device memory of the whole process" if self.cuda else "resident set of the process"
-            return (f"the {where} peaked at {peak_device_bytes / GIB:.2f} GiB, over the "
-                    f"{self.limit_bytes / GIB:.2f} GiB budget")
+            return (f"the {where} peaked at {shown_size(peak_device_bytes)}, over the "
+                    f"{shown_size(self.limit_bytes)} budget")
         return None
 
     def judge_host(self, peak_unmapped_bytes: int | None) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +22,34 @@ def file_in_the_way(path: Path) -> Path | None:
         if parent.exists() and not parent.is_dir():
             return parent
     return None
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (a named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def not_a_regular_file(path: Path) -> str | None:
+    """What an existing `path` is where a file to read was expected ("a folder", "a FIFO (a named pipe)", "a
+    symlink loop", ...), or None for a regular file or a path that does not exist. stat(2) only: opening a FIFO
+    to find out would wait for a writer."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "a symlink loop"
+        if os.path.islink(path):
+            return f"a symlink to {os.readlink(path)}, which does not exist"
+        return None
+    kind = mode_kind(mode)
+    return None if kind is None else kind + (f" (a symlink to {os.path.realpath(path)})" if os.path.islink(path)
+                                             else "")
+
+
+def mode_kind(mode: int) -> str | None:
+    """What a file of this stat(2) mode is, in words, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
 
 
 def nearest_existing(path: Path) -> Path:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.core.path_problems import not_a_regular_file
 from harness.core.setting import Setting
 from harness.data.workload import chat_example, generate_corpus, training_examples
 from harness.data.workload.truncation import POLICIES as TRUNCATION_POLICIES
@@ -41,6 +42,10 @@ def _data_level(value: Any) -> str | None:
     if isinstance(value, str) and value.startswith(USER_DATA_PREFIXES) and len(value) > 5:
         path = Path(value.split(":", 1)[1]).expanduser()
         chat = value.startswith("chat:")
+        kind = not_a_regular_file(path)
+        if kind is not None and (chat or kind != "a folder"):
+            return (f"{value!r}: {path.absolute()} is {kind}, not a {'file' if chat else 'folder'}; "
+                    "chat: takes a .jsonl file of conversations, text: a folder of .txt files")
         if path.exists() and path.is_dir() == chat:
             return (f"{value!r}: {looked_at(path)} is a {'folder, not a file' if chat else 'file, not a folder'}; "
                     "chat: takes a .jsonl file of conversations, text: a folder of .txt files")
@@ -119,9 +124,10 @@ DATA_SETTINGS: tuple[Setting, ...] = (
     Setting("truncation_decay", float, 0.5, "exp_decay's ratio between the shares of consecutive sections",
             validate=_decay, hashed_at_default=False, owner="data",
             acts_when=lambda settings: settings.get("truncation") == "exp_decay", acts_where="truncation: exp_decay"),
-    Setting("documents", int, 16, "training documents of the grant-reports workload", minimum=1,
+    Setting("documents", int, 16, "training documents of the grant-reports workload", minimum=1, maximum=100_000,
             hashed_at_default=False, owner="data"),
     Setting("document_words", int, 6000, "mean length in words of a grant-reports document", minimum=200,
+            maximum=10_000_000,
             hashed_at_default=False, owner="data"),
 )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.core.budget import budget_bytes, parse_bytes
+from harness.core.budget import budget_bytes, parse_bytes, shown_size
 from harness.estimate.memory_model import Component, Estimate, ShapesUnknown, estimate
 from harness.spec.settings import defaults
 from harness.stack.models.facts import ModelFacts, facts
@@ -30,8 +30,8 @@ def predicted_not_to_fit(settings: dict[str, Any]) -> str | None:
         return None
     budget = budget_bytes(settings["budget"])
     if est.total_bytes > budget:
-        return (f"predicted not to fit: the memory estimate (vramlab estimate) is {est.total_bytes / GIB:.2f} GiB "
-                f"of device memory at its peak ({est.peak_moment}), over the {budget / GIB:.2f} GiB budget; "
+        return (f"predicted not to fit: the memory estimate (vramlab estimate) is {shown_size(est.total_bytes)} "
+                f"of device memory at its peak ({est.peak_moment}), over the {shown_size(budget)} budget; "
                 "not run, as the matrix asks (predicted_oom: skip)")
     host = settings.get("host_budget", "none")
     # the pinned layer inputs alone are less than the process holds on the host, so this errs towards running

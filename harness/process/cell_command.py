@@ -34,6 +34,7 @@ from harness.spec.matrix import (
     matrix_identity,
     matrix_path,
     results_folder_owner,
+    source_folder_problem,
 )
 from harness.stack.backends import name_for
 from harness.stack.techniques import needs_cuda
@@ -87,6 +88,9 @@ def _out_problem(cell: Cell, out: Path, matrix: str, out_given: bool) -> str | N
         return (f"--out {out}: its folder is named after the matrix {out.parent.name!r}, so it would pass for that "
                 f"matrix's results; give a folder named {cell.matrix} "
                 f"(e.g. {out.parent.parent / cell.matrix / out.name})")
+    taken = source_folder_problem(out)
+    if taken:
+        return f"{'--out ' if out_given else ''}{taken}; give a path under a results folder"
     if out.is_dir():
         return f"--out {out} is a folder; give the path of the result file (e.g. {out / (cell.cell_id + '.json')})"
     if out.name != f"{cell.cell_id}.json":

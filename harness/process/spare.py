@@ -44,7 +44,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="python -m harness.process", description=__doc__.split("\n\n")[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
+    problem = launcher_problem(args.launcher)
+    if problem:
+        parser.error(problem)
     return serve(args.kind, args.launcher)
+
+
+def launcher_problem(launcher: int) -> str | None:
+    """A spare serves the `run-cell --warm-start` that starts it, its parent: given any other process it would wait
+    for a cell that never comes, for as long as that process lives."""
+    parent = os.getppid()
+    if launcher == parent:
+        return None
+    return (f"--launcher {launcher}: a spare serves the run-cell that starts it, its parent process ({parent}); it is "
+            "started by `vramlab run-cell --warm-start`, not by hand")
 
 
 def serve(kind: str, launcher: int, idle: float | None = None) -> int:

@@ -43,6 +43,7 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 MIN_TIME_LIMIT = 1.0  # below it no cell gets past its start: the limit would only write timeouts
+MAX_TIME_LIMIT = 366 * 86400.0  # a year: past it a limit limits nothing, and the timers' arithmetic overflows
 
 
 def time_limit(settings: dict[str, Any], given: float | None = None) -> float:
@@ -61,6 +62,9 @@ def time_limit(settings: dict[str, Any], given: float | None = None) -> float:
     if not math.isfinite(given) or given < MIN_TIME_LIMIT:
         raise SupervisorError(f"{source}: the time limit must be a number of seconds of at least {MIN_TIME_LIMIT:g} "
                               f"(a cell's process takes longer than that to start), got {given!r}")
+    if given > MAX_TIME_LIMIT:
+        raise SupervisorError(f"{source}: {given:g} s is more than a year ({MAX_TIME_LIMIT:,.0f} s), the longest a "
+                              "time limit may be; give fewer seconds")
     return given
 
 

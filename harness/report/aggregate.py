@@ -12,6 +12,7 @@ import pandas as pd
 from harness import results
 from harness.core.atomic_files import write_csv_atomic
 from harness.core.made_folders import make_folders
+from harness.core.path_problems import not_a_regular_file
 from harness.estimate import calibration
 from harness.report.kept import keep_measured
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
@@ -46,6 +47,9 @@ def load_results(matrix: str, results_dir: Path, partial: bool = False) -> list[
         path = results.result_path(results_dir, cell.matrix, cell.cell_id)
         if path.is_file():
             found.append((cell, _named(checked_result(path, cell.cell_id), cell.name)))
+        elif (kind := not_a_regular_file(path)) is not None:
+            raise results.ResultFileError(f"{path} is {kind}, not the result file of cell {cell.cell_id} "
+                                          f"({cell.name}) of {matrix}; move it away (the cell is then measured again)")
         elif partial:
             found.append((cell, None))
         else:
@@ -161,10 +165,11 @@ def tables(found: list[tuple[Cell, CellResult | None]]) -> tuple[pd.DataFrame, p
 
 
 def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool = False) -> Path:
-    found = load_results(matrix, results_dir, partial)
-    name = found[0][0].matrix
-    # the results folder is this matrix file's (its .matrix), as Snakemake and run-cell hold it; never another's
+    # the results folder is this matrix file's (its .matrix), as Snakemake and run-cell hold it; never another's:
+    # said before any of its files is looked for, since a missing one would be the other matrix's doing
+    name = load_matrix(matrix)[0]
     claim_results_folder(results_dir, name, matrix_path(matrix), write=False)
+    found = load_results(matrix, results_dir, partial)
     cells, steps = tables(found)
     plan = evaluation_plan(matrix)
     # every file is read before any table is written: a bad one leaves the tables as they were

@@ -124,11 +124,18 @@ def table(found: list[Comparison]) -> pd.DataFrame:
 
 def write_comparison(matrix: str, results_dir: Path, reports_dir: Path, machine: str) -> Path:
     """reports/<matrix>/reproductions/<machine>/comparison.md (and .csv), from the result files only."""
-    pairs = []
+    pairs, missing = [], []
     for cell, reference in load_results(matrix, results_dir, partial=True):
         mine = reproduction_dir(results_dir, cell.matrix, machine) / f"{cell.cell_id}.json"
         if reference is not None and mine.is_file():
             pairs.append((reference, checked_result(mine, cell.cell_id)))  # its own cell's, as aggregate reads
+        elif reference is not None:
+            missing.append(cell)
+    if pairs and missing:  # a comparison of some cells would read as the reproduction's verdict, and end the run
+        raise UsageError(f"{len(missing)} of the {len(pairs) + len(missing)} published cells of "
+                         f"{pairs[0][0].matrix} have no reproduction on {machine} yet (first: {missing[0].name}); "
+                         "run the reproduction to the end first (`snakemake --cores 1`, or with --config matrix=NAME "
+                         "reproduce=true), then compare")
     if not pairs:
         raise UsageError(f"no reproduction of {Path(matrix).stem} on {machine} to compare: "
                          f"{reproduction_dir(results_dir, Path(matrix).stem, machine)}/ holds no result of a published "

@@ -12,7 +12,6 @@ import json
 import math
 import os
 import re
-import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from harness.core.atomic_files import atomic_path
 from harness.core.errors import UsageError
 from harness.core.made_folders import make_folders
+from harness.core.path_problems import mode_kind, not_a_regular_file
 from harness.results.model import CELL_SCHEMA_VERSION, EVALUATION_SCHEMA_VERSION, CellResult, EvaluationResult
 
 
@@ -48,13 +48,16 @@ def evaluation_path(results_dir: Path, matrix: str, cell_id: str, task: str) -> 
     return Path(results_dir) / matrix / "evaluations" / cell_id / f"{task}.json"
 
 
-def result_files(folder: Path, pattern: str = "*.json") -> list[Path]:
+def result_files(folder: Path, pattern: str = "*.json", files_only: bool = True) -> list[Path]:
     """The files under `folder` that `pattern` matches, sorted, without hidden ones: a result is written to a
     temporary file beside it (`.<id>.*.tmp.json`, empty until its rename, harness/core/atomic_files.py), which a
-    reader that meets it mid-write must not take for a result; nor is anything under a hidden folder one."""
+    reader that meets it mid-write must not take for a result; nor is anything under a hidden folder one.
+    `files_only` False keeps what bears a result's name but is no regular file (a folder, a link to a device), for
+    a check that must name it rather than pass over it."""
     folder = Path(folder)
     return sorted(p for p in folder.glob(pattern)
-                  if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+                  if (p.is_file() or (not files_only and os.path.lexists(p)))
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
 def adapter_folder(results_dir: Path, matrix: str, cell_id: str) -> Path:
@@ -109,11 +112,6 @@ def _reject_constant(token: str) -> Any:
 MAX_RESULT_BYTES = 64 * 2**20
 
 
-# what a path that is no regular file is, in words
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"),
-          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
-
-
 def _too_large(path: Path, size: int | None) -> ResultFileError:
     said = f"{size:,} bytes, more" if size is not None else "more bytes"
     return ResultFileError(f"{path}: {said} than the limit of {MAX_RESULT_BYTES // 2**20} MiB for a result file, so "
@@ -124,10 +122,13 @@ def _read_bounded(path: Path) -> bytes:
     """The file's bytes, at most the limit: a path that is no regular file once its links are followed (a FIFO
     would block, /dev/zero never ends, and either says size 0) is refused by what it is, before anything is read.
     Opened without blocking, and judged by the descriptor, so the file checked is the file read."""
+    kind = not_a_regular_file(path)  # a folder cannot be opened to be judged by its descriptor
+    if kind is not None:
+        raise ResultFileError(f"{path}: {kind}, not a file, so it is not a result")
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as handle:
         mode, size = os.fstat(fd).st_mode, os.fstat(fd).st_size
-        kind = next((word for test, word in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "no regular file")
+        kind = mode_kind(mode)
         if kind is not None:
             raise ResultFileError(f"{path}: {kind}, not a file, so it is not a result")
         if size > MAX_RESULT_BYTES:
@@ -200,6 +201,10 @@ def parse(path: Path, data: Any) -> CellResult | EvaluationResult:
         model = EvaluationResult
     else:
         _refuse_newer(path, version, CELL_SCHEMA_VERSION)
+        if version == 1 and "quality" not in data:  # every schema-1 result wrote it (null); migrating drops it
+            raise ResultFileError(f"{path}: schema_version 1, but without the 'quality' field every schema-1 result "
+                                  f"has: a later result relabelled? Its schema_version is {CELL_SCHEMA_VERSION} if "
+                                  "it was written so")
         if version in MIGRATIONS:
             data = MIGRATIONS[version](data)
         elif version != CELL_SCHEMA_VERSION:
@@ -243,7 +248,9 @@ def check(path: Path) -> CellResult | EvaluationResult:
 def check_place(path: Path, result: CellResult | EvaluationResult) -> CellResult | EvaluationResult:
     """`result` is the one its file's name and folder say: its cell's (and task's), in its matrix's folder."""
     expected = f"{result.task}.json" if isinstance(result, EvaluationResult) else f"{result.cell_id}.json"
-    if path.name != expected:
+    # a replaced result, kept under superseded/, is named <cell_id>.<commit or time>.json (superseded_path)
+    kept = "superseded" in path.parts and re.fullmatch(rf"{re.escape(expected[:-5])}\.[0-9A-Za-z]+\.json", path.name)
+    if path.name != expected and not kept:
         raise ResultFileError(f"{path}: cell_id/task: the file of this result would be named {expected}")
     if isinstance(result, EvaluationResult) and path.parent.name != result.cell_id:
         raise ResultFileError(f"{path}: cell_id: {result.cell_id} does not match its folder {path.parent.name}")

@@ -17,8 +17,9 @@ from harness.core.atomic_files import write_text_atomic
 from harness.core.environment_variables import ablations_folder, device_slots_problem, max_cells
 from harness.core.errors import UsageError
 from harness.core.made_folders import make_folders
-from harness.core.path_problems import file_in_the_way
+from harness.core.path_problems import file_in_the_way, not_a_regular_file
 from harness.core.suggest import did_you_mean
+from harness.data.training import sequences_needed
 from harness.spec.ceiling import CeilingSpec, CeilingSpecError
 from harness.spec.cell_checks import chat_template_problem, name_contradiction
 from harness.spec.cells import Cell
@@ -27,7 +28,7 @@ from harness.spec.settings import SETTINGS, defaults
 from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.hub import hub_problem
 from harness.stack.models.sources import missing_parts_problem
-from harness.tasks.catalog import scores_training_documents
+from harness.tasks.catalog import PROJECT_TASKS, scores_training_documents
 from harness.tasks.names import unknown_task_problem
 from harness.tasks.plan import EvaluationPlan, EvaluationSpecError
 
@@ -72,6 +73,17 @@ def matrix_path(name_or_path: str) -> Path:
     return ablation_dirs()[0] / f"{name_or_path}.yaml"
 
 
+def source_folder_problem(path: Path) -> str | None:
+    """A path in the folders vramlab reads its matrices and its code from, where no result or report belongs (a
+    result file there would pass for a matrix file or a module, and git would show it among the sources)."""
+    resolved = Path(path).resolve()
+    package = Path(__file__).resolve().parents[1]
+    for folder, what in [*((d, "matrix files") for d in ablation_dirs()), (package, "code")]:
+        if folder.exists() and (resolved == folder.resolve() or folder.resolve() in resolved.parents):
+            return f"{path} lies in {folder}/, the folder of vramlab's {what}"
+    return None
+
+
 def available_matrices() -> list[str]:
     return sorted({p.stem for folder in ablation_dirs() for p in folder.glob("*.yaml")})
 
@@ -104,8 +116,8 @@ def results_folder_owner(marker: Path) -> str:
 
 def foreign_folder(path: Path, folder: Path, owner: str) -> str:
     """What is said where a matrix file would write into the results folder of another."""
-    return (f"{path}: {folder}/ holds the results of another matrix file ({owner}); rename this file (its name "
-            "becomes the results folder's)")
+    return (f"{path}: {folder}/ holds the results of another matrix file ({owner}), as its .matrix file says; "
+            "rename this file (its name becomes the results folder's), or give another results folder")
 
 
 def claim_results_folder(results_dir: Path, name: str, path: Path, write: bool = True) -> None:
@@ -120,7 +132,7 @@ def claim_results_folder(results_dir: Path, name: str, path: Path, write: bool =
     if marker.is_file():
         owner = results_folder_owner(marker)
         if owner != identity:
-            raise MatrixError(foreign_folder(path, Path(f"results/{name}"), owner))
+            raise MatrixError(foreign_folder(path, marker.parent, owner))
         return
     if not write:
         return
@@ -233,7 +245,13 @@ class _Checker:
 
 
 def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
+    if not str(name_or_path).strip():
+        raise MatrixError("the matrix is named by an empty string; give a matrix name (such as smoke) or the path "
+                          "of a .yaml file")
     path = matrix_path(name_or_path)
+    kind = not_a_regular_file(path)
+    if kind is not None:
+        raise MatrixError(f"{path} is {kind}, not a matrix file; give a YAML file (such as ablations/smoke.yaml)")
     if not path.is_file():
         known = available_matrices()
         given = Path(name_or_path)
@@ -330,6 +348,10 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
             raise check.fail(key, "an empty section: give what goes under it, or remove the line")
     if not isinstance(spec.get("description", ""), str):
         raise check.fail("description", f"expected text, got {_kind(spec['description'])}; write it in quotes")
+    hidden = _hidden_character(spec.get("description", ""))
+    if hidden:
+        raise check.fail("description", f"holds {hidden}, which no report can show as text (and a direction "
+                         "override would make it read other than it is); remove it")
     problem = _predicted_oom_problem(spec.get("predicted_oom", "run"))
     if problem:
         raise check.fail("predicted_oom", problem)
@@ -400,6 +422,9 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
 
     for i, extra in enumerate(check.entries("include", spec.get("include"))):
         extra = dict(check.assignment(f"include[{i}]", extra, allow_name=True))
+        if not set(extra) - {"name"}:
+            raise check.fail(f"include[{i}]", "the entry sets no setting, so it would add the cell of `fixed` and the "
+                             "defaults alone; give the settings that make the cell, or remove the entry")
         names.append(extra.pop("name", None))
         varied_list.append(extra)
 
@@ -453,7 +478,9 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
         raise check.fail(f"exclude[{min(unmatched)}]", "matches no cell, so it excludes nothing (a level it names "
                                                       "may have left the axes); remove it or correct it")
     _idle_setting(check, _written(spec), cells)
+    _bounded_training(check, cells)
     _held_out_is_held_out(check, plan, cells)
+    _evaluation_can_act(check, plan, spec.get("evaluation") or {}, cells)
     if ceiling is not None and len({c.settings["context"] for c in cells}) > 1:
         raise check.fail("ceiling", "`context` varies between cells, but it is what the ceiling searches (from low "
                                     "to high): each search would be repeated once per context; set context once "
@@ -466,6 +493,20 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     except ReportSpecError as err:
         raise check.fail("report", str(err)) from None
     return cells
+
+
+# direction overrides and isolates: they make text read other than it is stored (the "Trojan Source" trick)
+_BIDI_CONTROLS = {*range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+
+
+def _hidden_character(text: str) -> str | None:
+    """The first character of `text` a report cannot show as text: a control character other than a tab or a new
+    line, or a bidirectional override, named by its code point."""
+    for char in text:
+        code = ord(char)
+        if (code < 0x20 and char not in "\t\n") or code == 0x7F or code in _BIDI_CONTROLS:
+            return f"the control character U+{code:04X}"
+    return None
 
 
 def _written(spec: dict[str, Any]) -> dict[str, str]:
@@ -495,6 +536,22 @@ def _idle_setting(check: _Checker, written: dict[str, str], cells: list[Cell]) -
                              "(it would change the cells' ids, not what they measure)")
 
 
+# training sequences one cell may ask for: a million at a second each is eleven days, and a cell's time limit grows
+# 30 s with each (harness/process/supervisor.py), so past it a limit means nothing
+MAX_TRAINING_SEQUENCES = 1_000_000
+
+
+def _bounded_training(check: _Checker, cells: list[Cell]) -> None:
+    for cell in cells:
+        s = cell.settings
+        sequences = sequences_needed(s)
+        if sequences > MAX_TRAINING_SEQUENCES:
+            raise check.fail(cell.name, f"(warmup_steps + steps) x grad_accum x batch_size = "
+                             f"({s['warmup_steps']:,} + {s['steps']:,}) x {s['grad_accum']:,} x {s['batch_size']:,} = "
+                             f"{sequences:,} training sequences, more than a cell may train "
+                             f"({MAX_TRAINING_SEQUENCES:,}); lower one of them")
+
+
 def _held_out_is_held_out(check: _Checker, plan: EvaluationPlan, cells: list[Cell]) -> None:
     """The evaluation's seed is never that of the documents a cell trained on: scored on them, recall and bits per
     byte would measure memorisation (harness/tasks/catalog.py, scores_training_documents)."""
@@ -505,6 +562,23 @@ def _held_out_is_held_out(check: _Checker, plan: EvaluationPlan, cells: list[Cel
                              f"grant-reports, which cell {cell.name} trains on, so {task} would score it on the "
                              f"documents it trained on; give another seed (the default is "
                              f"{EvaluationPlan.seed})")
+
+
+# the evaluation options each family of this project's tasks reads (harness/tasks/catalog.py, parameters)
+_OPTION_FAMILIES = {"examples": ("recall", "ruler"), "documents": ("recall", "section_bpb"),
+                    "recall_targets": ("recall",)}
+
+
+def _evaluation_can_act(check: _Checker, plan: EvaluationPlan, section: dict[str, Any], cells: list[Cell]) -> None:
+    """An option no listed task reads asks for something that will not happen: said now, not found after the
+    training. (An evaluation of cells of random weights is kept: it records each task as n/a, which `validate`
+    says, and the report pipeline is tested on such cells.)"""
+    families = {PROJECT_TASKS[t].family for t in plan.tasks if t in PROJECT_TASKS}
+    for option, readers in _OPTION_FAMILIES.items():
+        if option in section and not families & set(readers):
+            users = sorted(t.name for t in PROJECT_TASKS.values() if t.family in readers)
+            raise check.fail(f"evaluation.{option}", f"no task listed reads it (only {', '.join(users)} do); "
+                             "remove it or list such a task")
 
 
 def check_measurable(name_or_path: str, cells: list[Cell]) -> None:

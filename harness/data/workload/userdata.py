@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import UsageError
+from harness.core.path_problems import not_a_regular_file
 from harness.core.suggest import closest
 from harness.data.workload.documents import Document
 from harness.data.workload.sections import split_sections
@@ -29,10 +30,16 @@ class DataError(UsageError):
 def looked_at(path: str | Path) -> Path:
     """The path as it is read, absolute: every message names it so, since a relative one in a matrix is read from
     wherever the command runs, which the person reading the error may not know."""
-    return Path(path).expanduser().resolve()
+    try:
+        return Path(path).expanduser().resolve()
+    except (OSError, RuntimeError):  # a symlink loop: its own message says so (harness/core/path_problems.py)
+        return Path(path).expanduser().absolute()
 
 
 def _text(path: Path) -> str:
+    kind = not_a_regular_file(path)
+    if kind is not None:
+        raise DataError(f"{path} is {kind}, not a file; give a UTF-8 text file")
     try:
         data = path.read_bytes()
     except OSError as error:
@@ -95,6 +102,9 @@ def _messages(record: Any, where: str) -> list[dict[str, str]]:
     if not any(m["role"] == "assistant" for m in result):
         raise DataError(f"{where}: no assistant message, so there is nothing to train on; add the reply the model "
                         "should learn as a message with role 'assistant'")
+    if not any(m["content"].strip() for m in result if m["role"] == "assistant"):
+        raise DataError(f"{where}: every assistant message is empty, so there is nothing to train on but the chat "
+                        "template's own tokens; give the reply the model should learn")
     return result
 
 
@@ -124,7 +134,12 @@ def read_text_folder(path: str | Path) -> list[Document]:
     folder = looked_at(path)
     if not folder.is_dir():
         raise DataError(f"{folder}: not a folder; give the folder that holds the .txt documents")
-    files = sorted(p for p in folder.glob("*.txt") if p.is_file())
+    entries = sorted(folder.glob("*.txt"))
+    odd = next(((p, kind) for p in entries if (kind := not_a_regular_file(p)) is not None), None)
+    if odd is not None:
+        raise DataError(f"{odd[0]} is {odd[1]}, not a text file; remove it from the folder or put the document's "
+                        "text there")
+    files = [p for p in entries if p.is_file()]
     if not files:
         raise DataError(f"{folder}: holds no .txt file; put each document in a UTF-8 file ending in .txt")
     documents = []

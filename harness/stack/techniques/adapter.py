@@ -26,8 +26,8 @@ class Adapter(Technique):
     settings = (
         Setting("adapter", str, "lora", "LoRA, or rank-stabilized LoRA (alpha/sqrt(r) scaling)",
                 levels=("lora", "rslora"), owner="adapter"),
-        Setting("lora_rank", int, 16, "LoRA rank r", minimum=1, owner="adapter"),
-        Setting("lora_alpha", int, 16, "LoRA alpha", minimum=1, owner="adapter"),
+        Setting("lora_rank", int, 16, "LoRA rank r", minimum=1, maximum=65536, owner="adapter"),
+        Setting("lora_alpha", int, 16, "LoRA alpha", minimum=1, maximum=65536, owner="adapter"),
         Setting("lora_targets", list, DEFAULT_TARGETS, "module names that get adapters", owner="adapter",
                 validate=_targets_problem),
     )
