@@ -140,6 +140,13 @@ _wanted = flag(config, "reproduce", "auto")
 REPRODUCE = (not config.get("matrix")) if _wanted == "auto" else _wanted
 MACHINE = machine_label()
 PUBLISHED = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()] if REPRODUCE else []
+# a cell that needs a GPU would be "reproduced" here as skipped, and the comparison would call that a difference
+_UNREPRODUCIBLE = [c for c in CELLS if c.cell_id in PUBLISHED and needs_cuda(c.settings)] if not cuda_present() else []
+if _UNREPRODUCIBLE:
+    _stop(f"reproducing '{NAME}' here: {len(_UNREPRODUCIBLE)} of its {len(PUBLISHED)} published cells need a CUDA "
+          f"GPU (first: {_UNREPRODUCIBLE[0].name}) and this machine has none, so they could only be recorded as "
+          "skipped, which reproduces nothing; run it on a machine with a GPU (without reproduce=true, the published "
+          "results are kept as they are)")
 REPRODUCTIONS = expand(f"{RESULTS}/{NAME}/reproductions/{MACHINE}/{{cell_id}}.json", cell_id=PUBLISHED)
 COMPARISON = [f"{REPORTS}/{NAME}/reproductions/{MACHINE}/comparison.md"] if PUBLISHED else []
 if PUBLISHED:

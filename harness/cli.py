@@ -492,7 +492,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("default-matrix", help="the matrix `snakemake` runs when none is given, and why")
     p.set_defaults(func=_cmd_default_matrix)
     # listed without run-cell-worker: argparse names every choice unless given the list to show
-    sub.metavar = "{" + ",".join(name for name in sub.choices if name != "run-cell-worker") + "}"
+    sub.metavar = "{" + ",".join(name for name in sub.choices if name not in ("run-cell-worker", "spare")) + "}"
     return top
 
 

@@ -317,3 +317,107 @@ def test_snakemake_forced_over_published_results_is_refused_unless_replace_says_
                           cwd=clone, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "cell" in done.stdout, done.stderr[-2000:]
     assert subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True).stdout == ""
+
+
+# G11, G12: a ceiling above what any probe may reach validated, and the search ended in a traceback
+def test_a_ceiling_past_what_a_probe_may_reach_is_refused(tmp_path, capsys):
+    text = TINY.replace("context: 64, ", "") % ("", "ceiling: {low: 64, high: 1000000, resolution: 1}\n")
+    _refused(["validate", _matrix(tmp_path, text)], capsys,
+             "ceiling.high: 1,000,000 tokens, but a probe of adapter=lora may reach 524,288 (4 x the 131,072 "
+             "positions of arch:tiny-llama)")
+
+
+def test_a_probe_that_run_cell_refuses_ends_the_search_in_one_line(tmp_path, monkeypatch):
+    from harness.core.errors import UsageError
+    from harness.process import ceiling
+
+    monkeypatch.setattr(ceiling.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 2))
+    cell = next(iter(__import__("harness.spec.matrix", fromlist=["expand"]).expand("smoke")))
+    with pytest.raises(UsageError, match=r"its probe at 900,000 tokens was not run \(run-cell exited 2"):
+        ceiling.run_probe("smoke", cell, 900_000, tmp_path / "r" / "smoke" / "ceiling" / "x.json")
+
+
+# D27, D28, D30: chat lines Python's JSON cannot take (a traceback), and a lone surrogate (a tokenizer's TypeError)
+@pytest.mark.parametrize(("line", "said"), [
+    ('{"messages": ' + "[" * 100_000 + "]" * 100_000 + "}", "JSON that cannot be read (nested too deep to read)"),
+    ('{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "x"}], "n": ' + "9" * 5000
+     + "}", "JSON that cannot be read (Exceeds the limit (4300 digits)"),
+    ('{"messages": [{"role": "user", "content": "hi\\ud800"}, {"role": "assistant", "content": "x"}]}',
+     "message 1 (user) holds an unpaired surrogate (\\ud800 at character 2)")])
+def test_chat_lines_that_are_no_text_are_refused_by_line(tmp_path, capsys, line, said):
+    data = tmp_path / "chat.jsonl"
+    data.write_text(line + "\n")
+    _refused(["validate", _matrix(tmp_path, SMOLLM % (f', data: "chat:{data}"', ""))], capsys, f"{data}:1: {said}")
+
+
+# R32c, R32a: a result file nested 100,000 deep ended check and aggregate in a RecursionError
+def test_a_result_nested_too_deep_is_one_line(tmp_path, capsys):
+    folder = _smoke_copy(tmp_path)
+    path = folder / "d9946bcf27e9.json"
+    path.write_text(path.read_text()[:-2] + ', "deep": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    assert cli.main(["check", str(path)]) == 1
+    assert "its JSON is nested too deep to read" in capsys.readouterr().err
+
+
+# A105: the superseded results the harness keeps were refused by migrate as misnamed
+def test_migrate_takes_the_superseded_results_as_they_are_named(tmp_path, capsys):
+    kept = sorted((REPO / "results" / "superseded" / "seed-16gb").glob("*.json"))[:3]
+    folder = tmp_path / "superseded" / "seed-16gb"
+    folder.mkdir(parents=True)
+    for path in kept:
+        shutil.copy(path, folder)
+    assert cli.main(["migrate", str(folder)]) == 0
+    assert capsys.readouterr().out.count("already in the current schema") == len(kept) == 3
+
+
+# E29: any text in VRAMLAB_GIT_COMMIT became a result's commit
+def test_a_git_commit_that_is_no_commit_id_is_refused(monkeypatch, capsys):
+    monkeypatch.setenv("VRAMLAB_GIT_COMMIT", "not a commit; rm -rf /")
+    _refused(["validate", "smoke"], capsys, "VRAMLAB_GIT_COMMIT='not a commit; rm -rf /' is no commit id")
+    monkeypatch.setenv("VRAMLAB_GIT_COMMIT", "233b9b1")
+    assert cli.main(["validate", "smoke"]) == 0
+
+
+# Q04, Q05: a damaged kept adapter was evaluated into an error naming no file
+def test_a_damaged_adapter_is_named_by_its_file(tmp_path):
+    from harness.results.adapter_files import adapter_digest, adapter_problem
+
+    folder = tmp_path / "adapter"
+    folder.mkdir()
+    header = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
+    (folder / "adapter_model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 4)
+    (folder / "adapter_config.json").write_text('{"r": 4}')
+    sha = adapter_digest(folder)
+    assert adapter_problem(folder, sha) is None
+    (folder / "adapter_config.json").write_text('{"broken": ')
+    assert adapter_problem(folder, sha).startswith(f"{folder / 'adapter_config.json'}: not valid JSON")
+    (folder / "adapter_config.json").write_text('{"r": 4}')
+    (folder / "adapter_model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 2)
+    assert "cut short" in adapter_problem(folder, sha)
+    (folder / "adapter_model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\1" * 4)
+    assert "their sha256 differs" in adapter_problem(folder, sha)
+
+
+# A106, A107: --keep-adapter on a cell of random weights kept nothing without a word
+def test_keep_adapter_on_random_weights_says_it_keeps_nothing(tmp_path, capsys, monkeypatch):
+    from harness.process import cell_command
+
+    monkeypatch.setattr(cell_command, "supervise", lambda *a, **k: 0)
+    monkeypatch.setattr(cell_command, "start_spares", lambda *a, **k: [], raising=False)
+    from harness.spec.matrix import expand
+
+    matrix = _matrix(tmp_path, TINY % ("", ""))
+    cell = expand(matrix)[0]
+    out = tmp_path / "m" / f"{cell.cell_id}.json"
+    cli.main(["run-cell", "--matrix", matrix, "--cell", cell.cell_id, "--out", str(out), "--keep-adapter"])
+    assert f"--keep-adapter keeps no adapter of {cell.name}: its model (arch:tiny-llama) has random weights" in \
+        capsys.readouterr().err
+
+
+# S43: reproduce=true of a GPU matrix on a CPU machine "reproduced" every cell as skipped and said "differs"
+@pytest.mark.slow
+def test_reproducing_gpu_cells_without_a_gpu_is_refused(tmp_path):
+    done = subprocess.run(["snakemake", "-n", "--cores", "1", "--config", "matrix=seed-16gb", "reproduce=true"],
+                          cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 2 and "published cells need a CUDA GPU" in done.stderr, done.stderr[-2000:]

@@ -131,7 +131,8 @@ def test_a_warm_search_starts_its_probes_as_run_cell_warm_start_does(monkeypatch
     from harness.process import ceiling
 
     commands = []
-    monkeypatch.setattr(ceiling.subprocess, "run", lambda command, check: commands.append(command))
+    monkeypatch.setattr(ceiling.subprocess, "run",
+                        lambda command, check: commands.append(command) or subprocess.CompletedProcess(command, 0))
     cell = next(iter(expand(write_matrix(tmp_path, MATRIX, "ceil"))))
     out = tmp_path / "results" / "ceil" / "ceiling" / cell.cell_id / "p.json"
     ceiling.run_probe("ceil", cell, 64, out, warm=True)

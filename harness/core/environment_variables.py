@@ -182,3 +182,14 @@ def check_all() -> None:
     for name in SWITCHES:
         switch(name)
     devices()
+    git_commit()
+
+
+def git_commit() -> str | None:
+    """The commit a result records where the tree has no .git (a cluster job's copy): a commit id, 7 to 40 hex
+    digits, since it becomes the result's provenance."""
+    text = os.environ.get("VRAMLAB_GIT_COMMIT")
+    if text and not re.fullmatch(r"[0-9a-f]{7,40}", text.strip().lower()):
+        raise UsageError(f"VRAMLAB_GIT_COMMIT={text[:80]!r} is no commit id (7 to 40 hex digits, as `git rev-parse "
+                         "HEAD` prints); it would be recorded as the results' commit")
+    return text.strip().lower() if text else None

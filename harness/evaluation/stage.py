@@ -16,12 +16,14 @@ from typing import Any
 
 from harness import results
 from harness.core import environment
+from harness.core.errors import UsageError
 from harness.core.runtime import Runtime
 from harness.core.suggest import did_you_mean
 from harness.data.workload import DoesNotFit
 from harness.evaluation.lm import cell_lm
 from harness.evaluation.spread import items_from, scores_from
 from harness.results import EvaluationResult, EvaluationStatus, Score, Status
+from harness.results.adapter_files import adapter_problem
 from harness.results.existing import review_evaluation
 from harness.spec.matrix import evaluation_plan, find_cell
 from harness.stack.backends.huggingface import HuggingFaceBackend
@@ -99,6 +101,11 @@ def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str]
                                                 trained.adapter.sha256, _parameters(t, cell.settings, plan))]
     if not pending:
         return
+    damaged = adapter_problem(results.adapter_folder(results_dir, trained.matrix, trained.cell_id),
+                              trained.adapter.sha256)
+    if damaged:  # no score of another adapter is recorded as this cell's, nor an error of a file it never had
+        raise UsageError(f"the kept adapter of {cell.name} is damaged: {damaged}; delete the cell's result file to "
+                         "train it again")
     try:
         session = Session(cell, trained, plan, results_dir)
     except Exception as err:  # the model itself could not be rebuilt: every pending task says why

@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.core.budget import budget_bytes
 from harness.core.devices import machine_devices
+from harness.core.errors import UsageError
 from harness.estimate import ShapesUnknown, estimate_cell
 from harness.results import read, result_path
 from harness.results.store import result_files
@@ -199,9 +200,12 @@ def run_probe(matrix: str, cell: Cell, context: int, out: Path, shared: bool = F
     device at the same time, so its speed is not a measurement; `slots`: how many probes may share one GPU.
     `warm`: started as harness/process/warm_start.py says (`run-cell --warm-start`)."""
     log = out.parent.parent.parent / "logs" / f"{out.stem}.log"
-    subprocess.run([sys.executable, "-m", "harness", "run-cell", "--matrix", matrix, "--cell", cell.cell_id,
-                    "--context", str(context), "--out", str(out), "--log", str(log), "--device-slots", str(slots)]
-                   + ["--shared-device"] * shared + ["--warm-start"] * warm, check=True)
+    done = subprocess.run([sys.executable, "-m", "harness", "run-cell", "--matrix", matrix, "--cell", cell.cell_id,
+                           "--context", str(context), "--out", str(out), "--log", str(log), "--device-slots",
+                           str(slots)] + ["--shared-device"] * shared + ["--warm-start"] * warm, check=False)
+    if done.returncode != 0:  # run-cell has said why, in one line above; the search cannot go on without it
+        raise UsageError(f"the search of {cell.name} stopped: its probe at {context:,} tokens was not run (run-cell "
+                         f"exited {done.returncode}, saying why above)")
 
 
 def search_all(matrix: str, cells: list[Cell], spec: CeilingSpec, results_dir: Path, jobs: int = 1,

@@ -27,6 +27,7 @@ from harness.run.memory_history import ENV as MEMORY_HISTORY_ENV
 from harness.run.worker import cell_and_paths, cell_arguments
 from harness.run.worker_status import SupervisorError
 from harness.spec.cells import Cell
+from harness.spec.design import random_weights
 from harness.spec.matrix import (
     available_matrices,
     expand,
@@ -159,6 +160,9 @@ def run_cell(args: argparse.Namespace) -> int:
     if problem:
         print(f"vramlab: {problem}", file=sys.stderr)
         return 2
+    if args.keep_adapter and random_weights(cell.settings["model"]):
+        print(f"vramlab: note: --keep-adapter keeps no adapter of {cell.name}: its model ({cell.settings['model']}) "
+              "has random weights, which are never evaluated", file=sys.stderr)
     if getattr(args, "memory_history", None):
         os.environ[MEMORY_HISTORY_ENV] = str(Path(args.memory_history).resolve())  # the worker inherits it
     # not in the spare that took this command, which checks all of the above again itself

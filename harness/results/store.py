@@ -152,6 +152,8 @@ def _load_json(path: Path) -> Any:
         return json.loads(text, parse_constant=_reject_constant)
     except ValueError as err:
         raise ResultFileError(f"{path}: not valid JSON: {err}") from None
+    except RecursionError:  # arrays or objects nested deeper than Python's parser goes: no result is
+        raise ResultFileError(f"{path}: not a result: its JSON is nested too deep to read") from None
 
 
 def migrate_v1(data: dict[str, Any]) -> dict[str, Any]:

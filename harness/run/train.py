@@ -15,6 +15,7 @@ from typing import Any
 from harness.core.budget import Budget
 from harness.core.runtime import Runtime
 from harness.data import training as data_module
+from harness.results.adapter_files import adapter_digest
 from harness.run import gc_freeze
 from harness.run.lm_head_loss import ensure_lm_head_loss
 from harness.run.trackers import TrackerSet
@@ -152,7 +153,6 @@ def _make_trainer(settings: dict[str, Any], runtime: Runtime, model: Any, tokeni
 def save_adapter(model: Any, plan: Plan, folder: Path) -> dict[str, Any]:
     """The trained adapter and what is needed to rebuild the model it was trained on (a sliced vocabulary's
     kept ids), written to a temporary folder and renamed, with a fingerprint of its weights."""
-    import hashlib
     import json
     import shutil
 
@@ -161,12 +161,9 @@ def save_adapter(model: Any, plan: Plan, folder: Path) -> dict[str, Any]:
     model.save_pretrained(str(tmp))
     if plan.token_map is not None:
         (tmp / "vocabulary.json").write_text(json.dumps(plan.token_map.to_json()))
-    digest = hashlib.sha256()
-    for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
+    digest = adapter_digest(tmp)
     shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
-    return {"folder": folder.name, "sha256": digest.hexdigest(),
+    return {"folder": folder.name, "sha256": digest,
             "bytes": sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()),
             "sliced_vocabulary": plan.token_map is not None}

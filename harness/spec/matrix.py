@@ -487,6 +487,8 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
                                     "(in fixed, or not at all) and the range with low and high")
     for cell in cells if check_model else ():
         _check_against_model(check, cell)
+        if ceiling is not None:
+            _ceiling_within_positions(check, cell, ceiling)
 
     try:
         resolve(spec, cells)
@@ -601,6 +603,19 @@ def check_models_here(name_or_path: str, cells: list[Cell]) -> None:
         if problem:
             raise MatrixError(f"{matrix_path(name_or_path)}: {cell.name}.model: {problem}; without them no cell of "
                               "this model can run on this machine")
+
+
+def _ceiling_within_positions(check: _Checker, cell: Cell, ceiling: CeilingSpec) -> None:
+    """A search whose range passes what a probe may reach (PROBE_POSITIONS_FACTOR x the model's positions) would
+    have run-cell refuse its probes there, one after another; said once, before any probe."""
+    try:
+        model = facts(cell.settings["model"])
+    except ModelSourceError:
+        return  # _check_against_model has said it
+    if model is not None and model.max_positions and ceiling.high > model.max_positions * PROBE_POSITIONS_FACTOR:
+        raise check.fail("ceiling.high", f"{ceiling.high:,} tokens, but a probe of {cell.name} may reach "
+                         f"{model.max_positions * PROBE_POSITIONS_FACTOR:,} ({PROBE_POSITIONS_FACTOR} x the "
+                         f"{model.max_positions:,} positions of {cell.settings['model']}); give a high within it")
 
 
 # A ceiling probe may pass the model's positions by this factor: how far memory goes is what it measures, and RoPE

@@ -98,6 +98,12 @@ def _messages(record: Any, where: str) -> list[dict[str, str]]:
             found = "no content" if content is None else f"content of type {_type(content)}"
             raise DataError(f"{where}: message {n} ({role}) has {found}; the content must be a string (for "
                             "several parts, join their text into one string)")
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError as error:  # a lone surrogate: valid JSON (\ud800), but no text a tokenizer takes
+            raise DataError(f"{where}: message {n} ({role}) holds an unpaired surrogate "
+                            f"(\\u{ord(content[error.start]):04x} at character {error.start}), which is no text; "
+                            "remove it") from None
         result.append({"role": role, "content": content})
     if not any(m["role"] == "assistant" for m in result):
         raise DataError(f"{where}: no assistant message, so there is nothing to train on; add the reply the model "
@@ -122,6 +128,10 @@ def read_chat_jsonl(path: str | Path) -> list[list[dict[str, str]]]:
         except json.JSONDecodeError as error:
             raise DataError(f"{where}: invalid JSON ({error.msg} at column {error.colno}); each line must be "
                             f"one complete JSON object such as {_EXAMPLE}") from None
+        except (ValueError, RecursionError) as error:  # a number of thousands of digits, arrays nested too deep
+            why = "nested too deep to read" if isinstance(error, RecursionError) else str(error).split(";")[0]
+            raise DataError(f"{where}: JSON that cannot be read ({why}); each line must be one conversation such as "
+                            f"{_EXAMPLE}") from None
         conversations.append(_messages(record, where))
     if not conversations:
         raise DataError(f"{path}: the file is empty; write one conversation per line, such as {_EXAMPLE}")

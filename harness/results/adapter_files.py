@@ -1,0 +1,54 @@
+"""A kept adapter's fingerprint (the sha256 its cell's result records) and, where the files no longer give it, which
+file is damaged: the evaluation says so in one line before it loads anything."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from pathlib import Path
+
+
+def adapter_digest(folder: Path) -> str:
+    """The sha256 of every file of the folder, by name and content, in name order."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _file_problem(path: Path) -> str | None:
+    """Why a JSON or safetensors file of an adapter cannot be read, or None."""
+    data = path.read_bytes()
+    if path.suffix == ".json":
+        try:
+            json.loads(data)
+        except ValueError as err:
+            return f"not valid JSON ({str(err)[:80]})"
+    elif path.suffix == ".safetensors":
+        if len(data) < 8:
+            return f"{len(data)} bytes, shorter than a safetensors header"
+        (size,) = struct.unpack("<Q", data[:8])
+        if 8 + size > len(data):
+            return f"its header says {size:,} bytes follow, but the file ends after {len(data) - 8:,}: cut short"
+        try:
+            tensors = json.loads(data[8:8 + size])
+        except ValueError:
+            return "its header is not the JSON a safetensors file starts with"
+        ends = [t["data_offsets"][1] for t in tensors.values() if isinstance(t, dict) and "data_offsets" in t]
+        if ends and 8 + size + max(ends) > len(data):
+            return f"its tensors end at byte {8 + size + max(ends):,}, but the file at {len(data):,}: cut short"
+    return None
+
+
+def adapter_problem(folder: Path, sha256: str) -> str | None:
+    """Why the kept adapter is not the one its cell trained (damaged, cut short, replaced), or None."""
+    if adapter_digest(folder) == sha256:
+        return None
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+        problem = _file_problem(path)
+        if problem:
+            return f"{path}: {problem}"
+    return (f"{folder}: its files are not those the cell trained (their sha256 differs from the {sha256[:12]}... its "
+            "result records): replaced or changed since")
