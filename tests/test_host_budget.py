@@ -32,3 +32,10 @@ def test_a_host_budget_in_decimal_units_is_refused():
         assert "m.yaml: fixed.host_budget: '32GB' is in decimal units" in str(err)
     else:
         raise AssertionError("32GB was accepted as a host budget")
+
+
+def test_a_host_budget_past_any_machine_is_refused():
+    from harness.core.budget import host_budget_problem
+
+    assert "the most a host budget may be" in host_budget_problem("100TiB")
+    assert host_budget_problem("64TiB") is None and host_budget_problem("none") is None

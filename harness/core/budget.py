@@ -90,8 +90,18 @@ def budget_problem(value: Any) -> str | None:
     return _size_problem(value, maximum=MAX_BUDGET)
 
 
+# a host budget past this limits nothing: the largest machines hold a few TiB of memory
+MAX_HOST_BUDGET = 64 * 2**40
+
+
 def host_budget_problem(value: Any) -> str | None:
-    return None if value == "none" else _size_problem(value)
+    if value == "none":
+        return None
+    problem = _size_problem(value)
+    if problem is None and parse_bytes(value) > MAX_HOST_BUDGET:
+        return (f"{value!r} is more than {canonical_size(MAX_HOST_BUDGET)}, the most a host budget may be: no machine "
+                "holds that much memory, so it would limit nothing")
+    return problem
 
 
 def budget_card(value: Any) -> Card | None:
