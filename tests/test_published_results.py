@@ -257,10 +257,14 @@ def test_forcing_snakemake_on_a_machine_that_cannot_run_the_cells_keeps_their_re
     decides, and on a machine without a CUDA GPU it keeps the GPU cells' results."""
     shutil.copytree(REPO / "results" / "seed-16gb", tmp_path / "results" / "seed-16gb")
     before = snapshot(tmp_path / "results")
-    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
-                           str(tmp_path), "--cores", "1", "-F", "--config", "matrix=seed-16gb"],
-                          env=_env(cache_dir, CUDA_VISIBLE_DEVICES="-1"), capture_output=True, text=True,
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+               "--cores", "1", "-F", "--config", "matrix=seed-16gb"]
+    # without replace=true, forcing over results is refused before any job; with it, run-cell still keeps them
+    done = subprocess.run(command, env=_env(cache_dir, CUDA_VISIBLE_DEVICES="-1"), capture_output=True, text=True,
                           timeout=600)
+    assert done.returncode == 2 and "-F (or -R cell) would measure the 18 cells" in done.stderr, done.stderr[-3000:]
+    done = subprocess.run([*command, "replace=true"], env=_env(cache_dir, CUDA_VISIBLE_DEVICES="-1"),
+                          capture_output=True, text=True, timeout=600)
     said = done.stdout + done.stderr
     assert "this machine has no CUDA GPU, so here the cell could only be skipped: the result is kept" in said, \
         said[-3000:]
