@@ -320,7 +320,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
                          "smoke); give --reports-dir for reports kept elsewhere")
     folder = Path(args.reports_dir) / args.matrix_name
     known = available_matrices()
-    if not folder.is_dir() and args.matrix_name not in known:
+    if not folder.is_dir() and args.matrix_name not in known and not Path(f"{args.matrix_name}.yaml").is_file():
         raise UsageError(f"report: no matrix named {args.matrix_name!r}"
                          f"{did_you_mean(args.matrix_name, known)} (known: {', '.join(known)}), and no report "
                          f"folder {folder}/")

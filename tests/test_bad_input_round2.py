@@ -263,7 +263,7 @@ def test_a_vocabulary_source_without_slicing_is_a_declared_conflict(tmp_path):
 # 21, 22: run-cell checks a probe's context against the model, and writes into no other matrix's folder
 def test_run_cell_checks_its_context_and_its_out_folder(tmp_path):
     _one_line(_vramlab("run-cell", "--matrix", "smoke", "--cell", "d9946bcf27e9", "--results-dir",
-                       str(tmp_path / "results"), "--context", "99999999"), "8,192 positions")
+                       str(tmp_path / "results"), "--context", "100000"), "8,192 positions")
     shutil.copytree(REPO / "results" / "seed-16gb", tmp_path / "results" / "seed-16gb")
     before = _files(tmp_path)
     _one_line(_vramlab("run-cell", "--matrix", "smoke", "--cell", "d9946bcf27e9", "--out",
