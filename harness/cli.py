@@ -53,6 +53,7 @@ from harness.spec.matrix import (
     expand,
     expand_spec,
     find_cell,
+    source_folder_problem,
 )
 from harness.spec.settings import SETTINGS
 from harness.stack.models.facts import ModelSourceError, facts
@@ -112,6 +113,17 @@ def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
     check_estimate_arguments(args.chart, args.calibrate, args.set)
+    if args.calibrate and (args.matrix or args.set or args.cell is not None):
+        raise UsageError("estimate: --calibrate reads the results folders it names, over every cell in them; give it "
+                         "without a matrix, --cell or --set")
+    if args.cell is not None and not args.cell.strip():
+        raise UsageError("estimate: --cell is empty; give a cell's id or name, or leave --cell out for every cell")
+    if args.results_dir and not args.chart:
+        raise UsageError(f"estimate: --results-dir {args.results_dir} is read only to draw the measured peaks beside "
+                         "the estimate in --chart; give --chart too, or leave --results-dir out")
+    if args.chart and args.results_dir and not Path(args.results_dir).is_dir():
+        raise UsageError(f"estimate: --results-dir {args.results_dir} does not exist; give the folder of the results "
+                         "to draw beside the estimate")
     if args.calibrate:
         sources = [Path(d) for d in args.calibrate]
         found = calibration.rows(sources)
@@ -130,7 +142,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         if est is not None:
             estimated.append((cell, est))
     if args.chart and estimated:
-        print(components_chart(estimated, Path(args.results_dir), Path(args.chart)), file=sys.stderr)
+        print(components_chart(estimated, Path(args.results_dir or "results"), Path(args.chart)), file=sys.stderr)
     return 0
 
 
@@ -270,6 +282,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             bad += 1
             print(f"vramlab check: {err}", file=sys.stderr)
         checked += 1
+    if not checked:  # nothing named is a result: said, where the count alone would not say why it fails
+        print(f"vramlab check: no result file in {', '.join(args.paths)}", file=sys.stderr)
     print(f"{checked - bad} of {checked} result files valid"
           + (f" ({other} JSON files are a benchmark's own tables or memory-history peaks, not results: not checked)"
              if other else ""))
@@ -393,7 +407,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object per cell")
     p.add_argument("--chart", metavar="PNG", help="also draw the cells' predicted components as stacked bars, with "
                                                   "the measured device peak where results/<matrix>/ has one")
-    p.add_argument("--results-dir", default="results")
+    p.add_argument("--results-dir", help="with --chart: the results whose measured peaks it draws (default: results)")
     p.add_argument("--calibrate", nargs="+", metavar="RESULTS_DIR",
                    help="instead: predicted against measured for every ok GPU cell in these result folders")
     p.set_defaults(func=_cmd_estimate)
@@ -507,6 +521,12 @@ def _folder_arguments(args: argparse.Namespace) -> None:
         if blocker is not None:
             raise UsageError(f"{flag} {value}: {blocker} is a file, not a folder; give a folder "
                              f"(e.g. {option.split('_')[0]})")
+        taken = source_folder_problem(Path(value))  # tables or results there would lie among the sources
+        if taken:
+            raise UsageError(f"{flag} {value}: {taken}; give a folder of its own")
+    out = getattr(args, "out", None)
+    if args.func is _cmd_report and out and source_folder_problem(Path(out)):
+        raise UsageError(f"--out {out}: {source_folder_problem(Path(out))}; give a folder of its own")
 
 
 def _inside(path: Path, *folders: Path) -> bool:

@@ -421,3 +421,20 @@ def test_reproducing_gpu_cells_without_a_gpu_is_refused(tmp_path):
                           cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 2 and "published cells need a CUDA GPU" in done.stderr, done.stderr[-2000:]
+
+
+# round 8 as it went: A08, A27, A28 (estimate's arguments), R24 (check of an empty folder), R43 (--reports-dir harness)
+@pytest.mark.parametrize(("argv", "said"), [
+    (["estimate", "smoke", "--cell", ""], "estimate: --cell is empty"),
+    (["estimate", "smoke", "--calibrate", str(REPO / "results" / "seed-16gb")], "give it without a matrix"),
+    (["estimate", "smoke", "--results-dir", "/nonexistent"], "is read only to draw the measured peaks"),
+    (["aggregate", "smoke", "--reports-dir", "harness"], "the folder of vramlab's code"),
+    (["aggregate", "smoke", "--results-dir", str(REPO / "ablations")], "the folder of vramlab's matrix files")])
+def test_estimate_and_folder_arguments_that_cannot_be_used_are_refused(capsys, argv, said):
+    _refused(argv, capsys, said)
+    assert not (REPO / "harness" / "smoke").exists()
+
+
+def test_check_of_a_folder_without_results_says_so(tmp_path, capsys):
+    assert cli.main(["check", str(tmp_path)]) == 1
+    assert f"vramlab check: no result file in {tmp_path}" in capsys.readouterr().err
