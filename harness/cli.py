@@ -35,7 +35,7 @@ from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
 from harness.results.budget_spelling import respell_all
-from harness.results.schemas import write_schemas
+from harness.results.schemas import SCHEMA_DIR, write_schemas
 from harness.results.store import migrate_files, result_files
 from harness.run import bytecode, worker
 from harness.spec import settings
@@ -545,9 +545,14 @@ def _output_arguments(args: argparse.Namespace) -> None:
         raise UsageError(f"--out {out} is inside {results} or reports, which hold results and reports only; give "
                          "another folder (default: harness/results/schema)")
     chart = getattr(args, "chart", None)
-    if args.func is _cmd_estimate and chart and Path(chart).exists() and _inside(Path(chart), results, Path("reports")):
-        raise UsageError(f"--chart {chart} is a file of {results} or reports, which `vramlab report` writes; give "
-                         "another file for the estimate's chart")
+    if args.func is _cmd_estimate and chart and _inside(Path(chart), results, Path("reports")):
+        raise UsageError(f"--chart {chart} is inside {results} or reports, which hold results and the reports "
+                         "`vramlab report` writes; give another file for the estimate's chart")
+    if args.func is _cmd_estimate and chart and source_folder_problem(Path(chart)):
+        raise UsageError(f"--chart {chart}: {source_folder_problem(Path(chart))}; give another file")
+    if args.func is _cmd_schema and out and source_folder_problem(Path(out)) and not _inside(Path(out), SCHEMA_DIR):
+        raise UsageError(f"--out {out}: {source_folder_problem(Path(out))}; give a folder of its own (default: "
+                         f"{SCHEMA_DIR.relative_to(Path(__file__).resolve().parents[1])})")
 
 
 def main(argv: list[str] | None = None) -> int:

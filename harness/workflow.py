@@ -96,6 +96,9 @@ def check_config(config: dict[str, Any], argv: list[str]) -> None:
             raise UsageError(f"--config {key}={str(config[key])[:80]}: {problem}; give a folder of its own")
     for key, default in (("reproduce", "auto"), ("warm_start", "true"), ("replace", "false")):
         flag(config, key, default)
+    if flag(config, "replace", "false") and flag(config, "reproduce", "auto") is True:
+        raise UsageError("--config replace=true and reproduce=true ask for opposite things (replace the results, or "
+                         "measure the cells again beside them); give one")
 
 
 def _taken_folder(folder: Path) -> str | None:

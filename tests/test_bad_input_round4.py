@@ -142,7 +142,7 @@ def test_a_result_whose_input_changed_since_is_superseded(tmp_path, status, chan
 
     model = _model_folder(tmp_path / "model")
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "a.txt").write_text("Title\n\nA document.\n")
+    (tmp_path / "docs" / "a.txt").write_text("# Title\n\nA document.\n\n# More\n\nIts second section.\n")
     fixed = f'model: "{model}", data: "text:{tmp_path / "docs"}", device: cpu, steps: 1, context: 64'
     cell = expand(_matrix(tmp_path, f"fixed: {{{fixed}}}\naxes: {{adapter: [lora]}}\n"))[0]
     out = tmp_path / "results" / "m" / f"{cell.cell_id}.json"
@@ -154,7 +154,7 @@ def test_a_result_whose_input_changed_since_is_superseded(tmp_path, status, chan
     if change == "model":
         (model / "config.json").write_text('{"model_type": "llama", "max_position_embeddings": 4096}')
     else:
-        (tmp_path / "docs" / "a.txt").write_text("Title\n\nAnother document.\n")
+        (tmp_path / "docs" / "a.txt").write_text("# Title\n\nAnother document.\n\n# More\n\nIts second section.\n")
     redo = review_cell(out, cell.cell_id, cell.settings)
     assert redo is not None and redo.folder == "superseded" and "has changed since" in redo.reason, redo
     assert ("the model folder" if change == "model" else "data 'text:") in redo.reason

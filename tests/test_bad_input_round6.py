@@ -109,7 +109,7 @@ def test_outputs_never_go_among_results_or_over_a_reports_files(tmp_path, capsys
     _refused(["report", "--all", "--out", "results/x"], capsys, "--out results/x is inside the results folder")
     _refused(["schema", "--out", "reports/smoke"], capsys, "--out reports/smoke is inside results or reports")
     _refused(["estimate", "smoke", "--chart", "reports/smoke/overview.png"], capsys,
-             "--chart reports/smoke/overview.png is a file of results or reports")
+             "--chart reports/smoke/overview.png is inside results or reports")
     assert (tmp_path / "reports" / "smoke" / "overview.png").read_bytes() == b"a committed chart"
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == []
 

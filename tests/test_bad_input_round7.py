@@ -438,3 +438,39 @@ def test_estimate_and_folder_arguments_that_cannot_be_used_are_refused(capsys, a
 def test_check_of_a_folder_without_results_says_so(tmp_path, capsys):
     assert cli.main(["check", str(tmp_path)]) == 1
     assert f"vramlab check: no result file in {tmp_path}" in capsys.readouterr().err
+
+
+# round 8: H10, H11, H16 (outputs into harness/ or a results folder), S25 (replace and reproduce at once), D33 (a
+# key twice in a chat line), D19, D28, D29, D36 (text documents of one section, refused only once the model loaded)
+@pytest.mark.parametrize(("argv", "said"), [
+    (["estimate", "smoke", "--chart", "harness/x.png"], "the folder of vramlab's code"),
+    (["estimate", "smoke", "--chart", "results/smoke/x.png"], "--chart results/smoke/x.png is inside results"),
+    (["schema", "--out", "harness"], "the folder of vramlab's code; give a folder of its own (default: "
+                                     "harness/results/schema)")])
+def test_outputs_into_the_sources_or_the_results_are_refused(capsys, monkeypatch, argv, said):
+    monkeypatch.chdir(REPO)
+    _refused(argv, capsys, said)
+    assert not (REPO / "harness" / "x.png").exists() and not (REPO / "results" / "smoke" / "x.png").exists()
+
+
+def test_replace_and_reproduce_at_once_are_refused():
+    with pytest.raises(Exception, match="ask for opposite things"):
+        check_config({"matrix": "smoke", "replace": "yes", "reproduce": "yes"}, [])
+
+
+def test_a_chat_line_with_a_key_twice_is_refused(tmp_path, capsys):
+    data = tmp_path / "chat.jsonl"
+    data.write_text('{"messages":[{"role":"user","content":"hi","role":"system"},'
+                    '{"role":"assistant","content":"hello"}]}\n')
+    _refused(["validate", _matrix(tmp_path, SMOLLM % (f', data: "chat:{data}"', ""))], capsys,
+             f"{data}:1: key 'role' is written twice in one object")
+
+
+def test_text_documents_of_one_section_are_refused_at_validate(tmp_path, capsys):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("one line of prose and nothing after it\n")
+    _refused(["validate", _matrix(tmp_path, SMOLLM % (f', data: "text:{folder}"', ""))], capsys,
+             f"{folder}: no document has a second section, so there is nothing to train on")
+    (folder / "b.txt").write_text("# One\n\nThe first section.\n\n# Two\n\nThe second, trained on the first.\n")
+    assert cli.main(["validate", _matrix(tmp_path, SMOLLM % (f', data: "text:{folder}"', ""))]) == 0

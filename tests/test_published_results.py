@@ -225,7 +225,7 @@ def test_an_error_caused_by_data_that_has_changed_since_is_measured_again(tmp_pa
     # text: data, since chat: data needs a chat template that the arch: presets' placeholder tokenizer has not
     (tmp_path / "docs").mkdir()
     data = tmp_path / "docs" / "a.txt"
-    data.write_text("Title\n\nSome words of a document, as the user gave it.\n")
+    data.write_text("# Title\n\nSome words of a document, as the user gave it.\n\n# More\n\nIts second section.\n")
     matrix = tmp_path / "m.yaml"
     matrix.write_text(f'fixed: {{model: "arch:tiny-llama", device: cpu, steps: 2, data: "text:{data.parent}"}}\n'
                       "axes: {adapter: [lora]}\n")

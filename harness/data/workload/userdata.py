@@ -114,6 +114,22 @@ def _messages(record: Any, where: str) -> list[dict[str, str]]:
     return result
 
 
+class _KeyTwice(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_key_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object as json builds it, but a key written twice is refused: json keeps the last without a word, which
+    turns {"role": "user", ..., "role": "system"} into a system turn."""
+    keys = [key for key, _ in pairs]
+    twice = next((key for i, key in enumerate(keys) if key in keys[:i]), None)
+    if twice is not None:
+        raise _KeyTwice(twice)
+    return dict(pairs)
+
+
 def read_chat_jsonl(path: str | Path) -> list[list[dict[str, str]]]:
     """Conversations from a JSONL file: one {"messages": [{"role", "content"}, ...]} object per line, roles
     system, user or assistant, at least one assistant message each; blank lines are skipped."""
@@ -124,7 +140,10 @@ def read_chat_jsonl(path: str | Path) -> list[list[dict[str, str]]]:
             continue
         where = f"{path}:{number}"
         try:
-            record = json.loads(line)
+            record = json.loads(line, object_pairs_hook=_no_key_twice)
+        except _KeyTwice as twice:
+            raise DataError(f"{where}: key {twice.key!r} is written twice in one object; the second would silently "
+                            "replace the first") from None
         except json.JSONDecodeError as error:
             raise DataError(f"{where}: invalid JSON ({error.msg} at column {error.colno}); each line must be "
                             f"one complete JSON object such as {_EXAMPLE}") from None
@@ -158,4 +177,8 @@ def read_text_folder(path: str | Path) -> list[Document]:
         if not text.strip():
             raise DataError(f"{file}: the file is empty; remove it or give it text")
         documents.append(Document(file.stem, file.stem, tuple(split_sections(text, file.stem))))
+    if not any(len(d.sections) > 1 for d in documents):  # each section trains on the text before it
+        raise DataError(f"{folder}: no document has a second section, so there is nothing to train on (a section "
+                        "is trained on the text before it); mark sections with headings (docs/data.md says which "
+                        "lines are read as headings)")
     return documents
