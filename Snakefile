@@ -167,8 +167,17 @@ if _foreign:
     # Snakemake's own note ("N jobs have missing provenance/metadata") sounds like a fault; it is not one
     NOTES.append(f"{len(_foreign)} result files of '{NAME}' were made elsewhere (committed, or copied here), so "
                  "Snakemake has no record of making them and will note that jobs have 'missing provenance/metadata'. "
-                 "Nothing is wrong: those results are kept as they are (a result is redone only when its file is "
-                 "deleted).")
+                 "Nothing is wrong: " + ("with --config replace=true and -F (or -R cell) they are measured again "
+                                         "and replaced, each kept in results/superseded/" if flag(config, "replace", "false")
+                                         else "those results are kept as they are (a result is redone only when its "
+                                              "file is deleted)") + ".")
+
+# --delete-all-output (and --delete-temp-output) would remove the result files, the published reference among them
+_DELETING = [a for a in sys.argv if a in ("--delete-all-output", "--delete-temp-output")]
+if _DELETING and [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()] and not flag(config, "replace",
+                                                                                                    "false"):
+    _stop(f"{_DELETING[0]} would delete the result files of '{NAME}' (in {RESULTS}/{NAME}/, the published reference "
+          "where they are committed) and its reports; delete by hand what is to go, or give --config replace=true")
 
 
 def _executing():
@@ -186,6 +195,9 @@ def _refuse_forced_replacement():
     settings = workflow.dag_settings
     forced = settings is not None and (settings.forceall or bool({"cell", "evaluate"} & set(settings.forcerun)))
     have = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()]
+    if flag(config, "replace", "false") and not forced:
+        _stop("--config replace=true acts only with -F (or -R cell), which measure the cells that have a result "
+              "again; without them nothing is replaced: give -F, or leave replace out")
     if forced and have and not flag(config, "replace", "false"):
         _stop(f"-F (or -R cell) would measure the {len(have)} cells of '{NAME}' that have a result again and replace "
               f"those results (in {RESULTS}/{NAME}/, the published reference where they are committed); to measure "

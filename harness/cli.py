@@ -15,6 +15,7 @@ import yaml
 from harness.core.cache import check_cache_usable
 from harness.core.command_line import Parser
 from harness.core.console import run_command, send_to_log, start_logging
+from harness.core.environment import cuda_present
 from harness.core.errors import UsageError
 from harness.core.path_problems import file_in_the_way
 from harness.core.suggest import did_you_mean
@@ -60,6 +61,7 @@ from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.gguf_file import open_gguf
 from harness.stack.models.gguf_tokenizer import check_file
 from harness.stack.models.sources import PackageModelError, resolve, source_gguf
+from harness.stack.techniques import needs_cuda
 from harness.tasks.names import unknown_task_problem
 from harness.tasks.plan import TASK_NAME
 from harness.workflow import default_matrix
@@ -228,6 +230,13 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
     if not cells:
         print(f"vramlab: no cell of {args.matrix} is named {args.cell}", file=sys.stderr)
         return 2
+    if not cuda_present():  # a probe of a GPU cell here could only be skipped, and the search would end on nothing
+        settled = {found.cell.cell_id for found in _settled_searches(args.matrix, cells, spec, Path(args.results_dir))}
+        unsettled = [c for c in cells if needs_cuda(c.settings) and c.cell_id not in settled]
+        if unsettled:
+            raise UsageError(f"{len(unsettled)} of the searches asked for need probes on a CUDA GPU (first: "
+                             f"{unsettled[0].name}) and this machine has none; run them on a machine with a GPU "
+                             "(searches their kept probes settle are reported anywhere)")
     searches = search_all(args.matrix, cells, spec, Path(args.results_dir), args.jobs, warm=args.warm_start)
     for found in searches:
         print(f"vramlab: {found.cell.name}: {found.row()['answer']}", file=sys.stderr)

@@ -286,7 +286,14 @@ def test_compare_refuses_a_reproduction_that_has_not_reached_every_published_cel
     results = tmp_path / "results"
     shutil.copytree(REPO / "results" / "smoke", results / "smoke")
     (results / "smoke" / "reproductions" / "vm").mkdir(parents=True)
-    shutil.copy(results / "smoke" / "d9946bcf27e9.json", results / "smoke" / "reproductions" / "vm")
+    copy = results / "smoke" / "reproductions" / "vm" / "d9946bcf27e9.json"
+    shutil.copy(results / "smoke" / "d9946bcf27e9.json", copy)
+    # R65 (round 8): the published file itself is no reproduction
+    with pytest.raises(Exception, match=r"is the published result itself"):
+        write_comparison("smoke", results, tmp_path / "reports", "vm")
+    data = json.loads(copy.read_text())
+    data["metrics"]["tokens_per_second"] *= 1.01
+    copy.write_text(json.dumps(data))
     with pytest.raises(Exception, match=r"7 of the 8 published cells of smoke have no reproduction on vm yet"):
         write_comparison("smoke", results, tmp_path / "reports", "vm")
     assert not (tmp_path / "reports").exists()
@@ -474,3 +481,48 @@ def test_text_documents_of_one_section_are_refused_at_validate(tmp_path, capsys)
              f"{folder}: no document has a second section, so there is nothing to train on")
     (folder / "b.txt").write_text("# One\n\nThe first section.\n\n# Two\n\nThe second, trained on the first.\n")
     assert cli.main(["validate", _matrix(tmp_path, SMOLLM % (f', data: "text:{folder}"', ""))]) == 0
+
+
+# round 8: S31 (--delete-all-output deleted the committed results), S40 (replace=true without -F), S41 (the note said
+# "kept" where -F and replace replace them), P10, P11, P14 (a gguf: that is a folder, a FIFO, a device), A62 (ceiling
+# searches of GPU cells on a CPU machine), A75 (a log into another matrix's results), A79 (--out with --results-dir)
+@pytest.mark.slow
+def test_snakemake_deletes_no_results_and_replace_acts_only_with_force(tmp_path):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    env = {**os.environ, "PYTHONPATH": str(clone)}
+
+    def snakemake(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["snakemake", "--cores", "1", *argv], cwd=clone, env=env, capture_output=True,
+                              text=True, timeout=300)
+
+    done = snakemake("--delete-all-output", "--config", "matrix=smoke")
+    assert done.returncode == 2 and "--delete-all-output would delete the result files of 'smoke'" in done.stderr
+    done = snakemake("-n", "--config", "matrix=smoke", "replace=true")
+    assert done.returncode == 2 and "replace=true acts only with -F" in done.stderr
+    done = snakemake("-n", "-F", "--config", "matrix=smoke", "replace=true")
+    assert done.returncode == 0 and "kept as they are" not in done.stderr, done.stderr[-2000:]
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True).stdout == ""
+
+
+@pytest.mark.parametrize("which", ["folder", "fifo", "zero"])
+def test_a_gguf_that_is_no_file_is_said_to_be_what_it_is(tmp_path, capsys, which):
+    path, _ = _odd_files(tmp_path)[which]
+    text = TINY.replace('"arch:tiny-llama"', f'"gguf:{path}"') % ("", "")
+    _refused(["validate", _matrix(tmp_path, text)], capsys, f"{path} is a ")
+
+
+def test_ceiling_searches_that_need_a_gpu_here_are_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "cuda_present", lambda: False)
+    _refused(["ceiling", "ceiling-16gb", "--cell", "unsloth-offload", "--results-dir", str(tmp_path / "r"),
+              "--reports-dir", str(tmp_path / "p")], capsys, "1 of the searches asked for need probes on a CUDA GPU")
+    assert not (tmp_path / "r").exists() and not (tmp_path / "p").exists()
+
+
+def test_run_cell_refuses_a_log_among_another_matrix_results_and_out_with_results_dir(tmp_path, capsys):
+    _refused(["run-cell", "--matrix", "seed-16gb", "--cell", "3232155d81f9", "--out",
+              str(tmp_path / "seed-16gb" / "3232155d81f9.json"), "--log", str(REPO / "results" / "smoke" / "x.log")],
+             capsys, "holds the results of another matrix")
+    _refused(["run-cell", "--matrix", "smoke", "--cell", "d9946bcf27e9", "--out",
+              str(tmp_path / "smoke" / "d9946bcf27e9.json"), "--results-dir", str(tmp_path)], capsys, "give one")
+    assert not (REPO / "results" / "smoke" / "x.log").exists()

@@ -100,6 +100,15 @@ def _out_problem(cell: Cell, out: Path, matrix: str, out_given: bool) -> str | N
     return None
 
 
+def _log_place_problem(log: Path, matrix: str) -> str | None:
+    """A log goes into no results folder another matrix owns (its .matrix file), as a result does not."""
+    marker = next((p / ".matrix" for p in [log.parent, *log.parent.parents] if (p / ".matrix").is_file()), None)
+    owner = results_folder_owner(marker) if marker is not None else None
+    if owner is not None and owner != matrix_identity(matrix_path(matrix)):
+        return f"--log {log}: {marker.parent}/ holds the results of another matrix ({owner}); give a log path elsewhere"
+    return None
+
+
 def _memory_history_problem(cell: Cell, given: str | None) -> str | None:
     """--memory-history records CUDA's allocator: a cell on the CPU has none, and a path nothing can be written to
     is said before the cell runs, not after it."""
@@ -145,6 +154,9 @@ def run_cell(args: argparse.Namespace) -> int:
     cell, out, _ = cell_and_paths(args)
     check_cache_usable()  # a cache that cannot be used would fail the cell half-way, and its error would stick
     problem = _out_problem(cell, out, args.matrix, args.out is not None)
+    if args.out is not None and args.results_dir is not None:  # one would be dropped without a word
+        problem = problem or (f"--out {args.out} and --results-dir {args.results_dir}: --out names the result file, "
+                              "--results-dir the folder its default path is under; give one")
     try:
         limit = time_limit(cell.settings, args.time_limit)
     except SupervisorError as err:
@@ -154,7 +166,7 @@ def run_cell(args: argparse.Namespace) -> int:
     except ValueError as err:
         problem = problem or f"--device-slots: {err}"
     if not problem and args.log:
-        problem = log_file_problem(Path(args.log))
+        problem = log_file_problem(Path(args.log)) or _log_place_problem(Path(args.log), args.matrix)
     problem = problem or _memory_history_problem(cell, getattr(args, "memory_history", None))
     problem = problem or _existing_result(cell, out, args.force, args.out is not None)[0]
     if problem:

@@ -128,7 +128,11 @@ def write_comparison(matrix: str, results_dir: Path, reports_dir: Path, machine:
     for cell, reference in load_results(matrix, results_dir, partial=True):
         mine = reproduction_dir(results_dir, cell.matrix, machine) / f"{cell.cell_id}.json"
         if reference is not None and mine.is_file():
-            pairs.append((reference, checked_result(mine, cell.cell_id)))  # its own cell's, as aggregate reads
+            again = checked_result(mine, cell.cell_id)  # its own cell's, as aggregate reads
+            if again.model_dump(exclude={"name"}) == reference.model_dump(exclude={"name"}):
+                raise UsageError(f"{mine} is the published result itself (the same file to the byte of every field), "
+                                 "not a measurement made again; delete it and reproduce the cell")
+            pairs.append((reference, again))
         elif reference is not None:
             missing.append(cell)
     if pairs and missing:  # a comparison of some cells would read as the reproduction's verdict, and end the run

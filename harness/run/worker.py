@@ -26,7 +26,7 @@ def cell_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--matrix", required=True)
     p.add_argument("--cell", required=True, help="the cell id")
     p.add_argument("--out", help="result file (default results/<matrix>/<cell_id>.json)")
-    p.add_argument("--results-dir", default="results")
+    p.add_argument("--results-dir", help="the folder of the default result path (default: results)")
     p.add_argument("--keep-adapter", action="store_true",
                    help="save the trained adapter under results/<matrix>/adapters/<cell_id>/ for evaluation")
     p.add_argument("--shared-device", action="store_true",
@@ -47,7 +47,7 @@ def cell_and_paths(args: argparse.Namespace) -> tuple[Cell, Path, Path | None]:
             raise MatrixError(f"--context: {problem}")
         cell = probe_cell(cell, args.context)
         check_cell(args.matrix, cell)  # as validate checks the matrix's cells: the context against the model
-    out = Path(args.out) if args.out else result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
+    out = Path(args.out) if args.out else result_path(Path(args.results_dir or "results"), cell.matrix, cell.cell_id)
     adapter = adapter_folder(out.parent.parent, cell.matrix, cell.cell_id) if args.keep_adapter else None
     return cell, out, adapter
 

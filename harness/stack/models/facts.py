@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.core.path_problems import not_a_regular_file
 from harness.core.suggest import did_you_mean
 from harness.stack.models.gguf_file import GGUFFileError, open_gguf
 from harness.stack.models.parts import SPLIT_GGUF
@@ -111,6 +112,9 @@ def facts(source: str) -> ModelFacts | None:
             raise ModelSourceError(str(err)) from None
         except (FileNotFoundError, PackageModelError) as err:
             raise ModelSourceError(str(err)) from None
+        kind = not_a_regular_file(file)
+        if kind is not None:
+            raise ModelSourceError(f"{file} is {kind}, not a GGUF file")
         if not file.is_file():
             raise ModelSourceError(f"GGUF file not found: {file}")
         return _gguf_facts(str(file))
