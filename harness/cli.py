@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from harness.core.cache import check_cache_usable
@@ -54,6 +55,7 @@ from harness.spec.matrix import (
     expand,
     expand_spec,
     find_cell,
+    matrix_path,
     source_folder_problem,
 )
 from harness.spec.settings import SETTINGS
@@ -347,8 +349,26 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"report: no matrix named {args.matrix_name!r}"
                          f"{did_you_mean(args.matrix_name, known)} (known: {', '.join(known)}), and no report "
                          f"folder {folder}/")
+    _tables_are_the_matrix(folder, args.matrix_name)
     build_report(folder)
     return 0
+
+
+def _tables_are_the_matrix(folder: Path, name: str) -> None:
+    """A report is titled by its folder: tables of another matrix's cells there (copied, or aggregated under another
+    --reports-dir) would be reported under this matrix's name."""
+    cells_csv = folder / "cells.csv"
+    if not cells_csv.is_file() or not matrix_path(name).is_file():
+        return
+    try:
+        ids = set(pd.read_csv(cells_csv, dtype={"cell_id": str}, usecols=["cell_id"])["cell_id"])
+    except (ValueError, OSError, pd.errors.ParserError):
+        return  # the report's own reader says what is wrong with the table
+    foreign = sorted(ids - {c.cell_id for c in expand(name, check_model=False)})
+    if foreign:
+        raise UsageError(f"{cells_csv}: {len(foreign)} of its {len(ids)} cells (first: {foreign[0]}) are no cells of "
+                         f"the matrix {name}, so a report of them titled {name} would be another matrix's; aggregate "
+                         f"{name} again (`vramlab aggregate {name}`)")
 
 
 def _cmd_prepare_model(args: argparse.Namespace) -> int:

@@ -526,3 +526,11 @@ def test_run_cell_refuses_a_log_among_another_matrix_results_and_out_with_result
     _refused(["run-cell", "--matrix", "smoke", "--cell", "d9946bcf27e9", "--out",
               str(tmp_path / "smoke" / "d9946bcf27e9.json"), "--results-dir", str(tmp_path)], capsys, "give one")
     assert not (REPO / "results" / "smoke" / "x.log").exists()
+
+
+# R70 (round 8): report over another matrix's tables titled them with this matrix's name
+def test_report_refuses_tables_of_another_matrix(tmp_path, capsys):
+    shutil.copytree(REPO / "reports" / "seed-16gb", tmp_path / "smoke")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "smoke").iterdir()}
+    _refused(["report", "smoke", "--reports-dir", str(tmp_path)], capsys, "are no cells of the matrix smoke")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "smoke").iterdir()} == before
