@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -364,7 +365,9 @@ def _tables_are_the_matrix(folder: Path, name: str) -> None:
         ids = set(pd.read_csv(cells_csv, dtype={"cell_id": str}, usecols=["cell_id"])["cell_id"])
     except (ValueError, OSError, pd.errors.ParserError):
         return  # the report's own reader says what is wrong with the table
-    foreign = sorted(ids - {c.cell_id for c in expand(name, check_model=False)})
+    # an id that is no cell id at all is the table's damage, which the report's reader names
+    foreign = sorted(i for i in ids - {c.cell_id for c in expand(name, check_model=False)}
+                     if isinstance(i, str) and re.fullmatch(r"[0-9a-f]{12}", i))
     if foreign:
         raise UsageError(f"{cells_csv}: {len(foreign)} of its {len(ids)} cells (first: {foreign[0]}) are no cells of "
                          f"the matrix {name}, so a report of them titled {name} would be another matrix's; aggregate "

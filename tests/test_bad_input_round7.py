@@ -524,7 +524,8 @@ def test_run_cell_refuses_a_log_among_another_matrix_results_and_out_with_result
               str(tmp_path / "seed-16gb" / "3232155d81f9.json"), "--log", str(REPO / "results" / "smoke" / "x.log")],
              capsys, "holds the results of another matrix")
     _refused(["run-cell", "--matrix", "smoke", "--cell", "d9946bcf27e9", "--out",
-              str(tmp_path / "smoke" / "d9946bcf27e9.json"), "--results-dir", str(tmp_path)], capsys, "give one")
+              str(tmp_path / "smoke" / "d9946bcf27e9.json"), "--results-dir", str(tmp_path / "other")], capsys,
+             "is not under --results-dir")
     assert not (REPO / "results" / "smoke" / "x.log").exists()
 
 
@@ -534,3 +535,13 @@ def test_report_refuses_tables_of_another_matrix(tmp_path, capsys):
     before = {p.name: p.read_bytes() for p in (tmp_path / "smoke").iterdir()}
     _refused(["report", "smoke", "--reports-dir", str(tmp_path)], capsys, "are no cells of the matrix smoke")
     assert {p.name: p.read_bytes() for p in (tmp_path / "smoke").iterdir()} == before
+
+
+# d05, d08 (round 9): a log into the reports or into vramlab's code
+@pytest.mark.parametrize(("log", "said"), [("harness/x.log", "the folder of vramlab's code"),
+                                           ("reports/seed-16gb/x.log", "is inside reports/")])
+def test_run_cell_refuses_a_log_among_the_reports_or_the_code(tmp_path, capsys, monkeypatch, log, said):
+    monkeypatch.chdir(REPO)
+    _refused(["run-cell", "--matrix", "smoke", "--cell", "d9946bcf27e9", "--out",
+              str(tmp_path / "smoke" / "d9946bcf27e9.json"), "--log", log], capsys, said)
+    assert not (REPO / log).exists()

@@ -106,6 +106,12 @@ def _log_place_problem(log: Path, matrix: str) -> str | None:
     owner = results_folder_owner(marker) if marker is not None else None
     if owner is not None and owner != matrix_identity(matrix_path(matrix)):
         return f"--log {log}: {marker.parent}/ holds the results of another matrix ({owner}); give a log path elsewhere"
+    taken = source_folder_problem(log)
+    if taken:
+        return f"--log {log}: {taken}; give a log path elsewhere"
+    if log.resolve().is_relative_to(Path("reports").resolve()):  # the reports `vramlab report` writes, and only those
+        return (f"--log {log} is inside reports/, which holds the reports `vramlab report` writes; give a log path "
+                "elsewhere")
     return None
 
 
@@ -154,9 +160,11 @@ def run_cell(args: argparse.Namespace) -> int:
     cell, out, _ = cell_and_paths(args)
     check_cache_usable()  # a cache that cannot be used would fail the cell half-way, and its error would stick
     problem = _out_problem(cell, out, args.matrix, args.out is not None)
-    if args.out is not None and args.results_dir is not None:  # one would be dropped without a word
-        problem = problem or (f"--out {args.out} and --results-dir {args.results_dir}: --out names the result file, "
-                              "--results-dir the folder its default path is under; give one")
+    # --out outside --results-dir would drop the folder without a word; inside it, the two agree
+    if args.out is not None and args.results_dir is not None and \
+            not Path(args.out).resolve().is_relative_to(Path(args.results_dir).resolve()):
+        problem = problem or (f"--out {args.out} is not under --results-dir {args.results_dir}: --out names the "
+                              "result file, --results-dir the folder its default path is under; give one")
     try:
         limit = time_limit(cell.settings, args.time_limit)
     except SupervisorError as err:
