@@ -139,7 +139,11 @@ EVALUATIONS = expand(f"{RESULTS}/{NAME}/evaluations/{{cell_id}}/{{task}}.json", 
 _wanted = flag(config, "reproduce", "auto")
 REPRODUCE = (not config.get("matrix")) if _wanted == "auto" else _wanted
 MACHINE = machine_label()
-PUBLISHED = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()] if REPRODUCE else []
+# the cells with a result file here (the published reference where they are committed); --config replace=true
+# lets -F, -R cell and --delete-all-output replace or delete them
+WITH_RESULT = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()]
+REPLACE = flag(config, "replace", "false")
+PUBLISHED = WITH_RESULT if REPRODUCE else []
 # a cell that needs a GPU would be "reproduced" here as skipped, and the comparison would call that a difference
 _UNREPRODUCIBLE = [c for c in CELLS if c.cell_id in PUBLISHED and needs_cuda(c.settings)] if not cuda_present() else []
 if _UNREPRODUCIBLE:
@@ -161,21 +165,20 @@ def _without_provenance(paths):
     return [p for p in paths if not (records / base64.urlsafe_b64encode(str(p).encode()).decode()).exists()]
 
 
-_foreign = _without_provenance([p for p in (result_path(Path(RESULTS), NAME, i) for i in IDS)
-                                if p.is_file() and p not in {r.path for r in REDO}])
+_foreign = _without_provenance([p for p in (result_path(Path(RESULTS), NAME, i) for i in WITH_RESULT)
+                                if p not in {r.path for r in REDO}])
 if _foreign:
     # Snakemake's own note ("N jobs have missing provenance/metadata") sounds like a fault; it is not one
     NOTES.append(f"{len(_foreign)} result files of '{NAME}' were made elsewhere (committed, or copied here), so "
                  "Snakemake has no record of making them and will note that jobs have 'missing provenance/metadata'. "
                  "Nothing is wrong: " + ("with --config replace=true and -F (or -R cell) they are measured again "
-                                         "and replaced, each kept in results/superseded/" if flag(config, "replace", "false")
+                                         "and replaced, each kept in results/superseded/" if REPLACE
                                          else "those results are kept as they are (a result is redone only when its "
                                               "file is deleted)") + ".")
 
 # --delete-all-output (and --delete-temp-output) would remove the result files, the published reference among them
 _DELETING = [a for a in sys.argv if a in ("--delete-all-output", "--delete-temp-output")]
-if _DELETING and [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()] and not flag(config, "replace",
-                                                                                                    "false"):
+if _DELETING and WITH_RESULT and not REPLACE:
     _stop(f"{_DELETING[0]} would delete the result files of '{NAME}' (in {RESULTS}/{NAME}/, the published reference "
           "where they are committed) and its reports; delete by hand what is to go, or give --config replace=true")
 
@@ -194,14 +197,13 @@ def _refuse_forced_replacement():
     knows its forcing once it builds the jobs (when _prepare is called), not yet while this file is read."""
     settings = workflow.dag_settings
     forced = settings is not None and (settings.forceall or bool({"cell", "evaluate"} & set(settings.forcerun)))
-    have = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()]
-    if flag(config, "replace", "false") and not forced:
+    if REPLACE and not forced:
         _stop("--config replace=true acts only with -F (or -R cell), which measure the cells that have a result "
               "again; without them nothing is replaced: give -F, or leave replace out")
-    if forced and have and not flag(config, "replace", "false"):
-        _stop(f"-F (or -R cell) would measure the {len(have)} cells of '{NAME}' that have a result again and replace "
-              f"those results (in {RESULTS}/{NAME}/, the published reference where they are committed); to measure "
-              "them beside it give --config reproduce=true instead, to rebuild only the tables and charts "
+    if forced and WITH_RESULT and not REPLACE:
+        _stop(f"-F (or -R cell) would measure the {len(WITH_RESULT)} cells of '{NAME}' that have a result again and "
+              f"replace those results (in {RESULTS}/{NAME}/, the published reference where they are committed); to "
+              "measure them beside it give --config reproduce=true instead, to rebuild only the tables and charts "
               "-R aggregate report, and to replace them --config replace=true")
 
 
@@ -215,9 +217,8 @@ def _prepare(wildcards):
     stand are set aside."""
     if not _PREPARED:
         _PREPARED.append(True)
-        if workflow.is_main_process:
-            _refuse_forced_replacement()
         if workflow.is_main_process:  # a cluster job's own Snakemake reads this file again: told once, here
+            _refuse_forced_replacement()
             for note in NOTES:
                 print(f"vramlab: {note}", file=sys.stderr)
         if _executing():

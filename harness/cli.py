@@ -557,8 +557,8 @@ def _folder_arguments(args: argparse.Namespace) -> None:
         if taken:
             raise UsageError(f"{flag} {value}: {taken}; give a folder of its own")
     out = getattr(args, "out", None)
-    if args.func is _cmd_report and out and source_folder_problem(Path(out)):
-        raise UsageError(f"--out {out}: {source_folder_problem(Path(out))}; give a folder of its own")
+    if args.func is _cmd_report and out and (taken := source_folder_problem(Path(out))):
+        raise UsageError(f"--out {out}: {taken}; give a folder of its own")
 
 
 def _inside(path: Path, *folders: Path) -> bool:
@@ -580,10 +580,11 @@ def _output_arguments(args: argparse.Namespace) -> None:
     if args.func is _cmd_estimate and chart and _inside(Path(chart), results, Path("reports")):
         raise UsageError(f"--chart {chart} is inside {results} or reports, which hold results and the reports "
                          "`vramlab report` writes; give another file for the estimate's chart")
-    if args.func is _cmd_estimate and chart and source_folder_problem(Path(chart)):
-        raise UsageError(f"--chart {chart}: {source_folder_problem(Path(chart))}; give another file")
-    if args.func is _cmd_schema and out and source_folder_problem(Path(out)) and not _inside(Path(out), SCHEMA_DIR):
-        raise UsageError(f"--out {out}: {source_folder_problem(Path(out))}; give a folder of its own (default: "
+    if args.func is _cmd_estimate and chart and (taken := source_folder_problem(Path(chart))):
+        raise UsageError(f"--chart {chart}: {taken}; give another file")
+    if args.func is _cmd_schema and out and not _inside(Path(out), SCHEMA_DIR) and \
+            (taken := source_folder_problem(Path(out))):
+        raise UsageError(f"--out {out}: {taken}; give a folder of its own (default: "
                          f"{SCHEMA_DIR.relative_to(Path(__file__).resolve().parents[1])})")
 
 

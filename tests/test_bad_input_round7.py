@@ -42,6 +42,11 @@ def _matrix(tmp_path: Path, text: str, name: str = "m") -> str:
     return str(path)
 
 
+def _data_matrix(tmp_path: Path, data: str) -> str:
+    """A SmolLM2 matrix (real weights, so chat: data has a chat template) training on `data` (chat:... or text:...)."""
+    return _matrix(tmp_path, SMOLLM % (f', data: "{data}"', ""))
+
+
 def _odd_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     """A folder, a FIFO, a link to /dev/zero, a link loop and a dangling link, each with what it is said to be."""
     folder, fifo, zero, loop, dangling = (tmp_path / n for n in ("folder", "fifo", "zero", "loop", "dangling"))
@@ -81,7 +86,7 @@ def test_an_empty_matrix_name_is_refused_as_empty(capsys):
 def test_chat_data_that_is_no_regular_file_is_said_to_be_what_it_is(tmp_path, capsys, which):
     path, kind = _odd_files(tmp_path)[which]
     shown = path.absolute()
-    _refused(["validate", _matrix(tmp_path, SMOLLM % (f', data: "chat:{path}"', ""))], capsys,
+    _refused(["validate", _data_matrix(tmp_path, f"chat:{path}")], capsys,
              f"fixed.data: 'chat:{path}': {shown} is {kind}, not a file")
 
 
@@ -90,7 +95,7 @@ def test_a_text_folder_with_a_txt_that_is_no_file_names_it(tmp_path, capsys):
     folder.mkdir()
     (folder / "a.txt").write_text("Some text to train on.\n")
     (folder / "z.txt").symlink_to("/dev/zero")
-    _refused(["validate", _matrix(tmp_path, SMOLLM % (f', data: "text:{folder}"', ""))], capsys,
+    _refused(["validate", _data_matrix(tmp_path, f"text:{folder}")], capsys,
              f"{folder / 'z.txt'} is a character device (a symlink to /dev/zero), not a text file")
 
 
@@ -98,7 +103,7 @@ def test_a_text_folder_with_a_txt_that_is_no_file_names_it(tmp_path, capsys):
 def test_a_conversation_with_only_empty_replies_is_refused(tmp_path, capsys):
     data = tmp_path / "chat.jsonl"
     data.write_text('{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "  "}]}\n')
-    _refused(["validate", _matrix(tmp_path, SMOLLM % (f', data: "chat:{data}"', ""))], capsys,
+    _refused(["validate", _data_matrix(tmp_path, f"chat:{data}")], capsys,
              f"{data}:1: every assistant message is empty, so there is nothing to train on")
 
 
@@ -354,7 +359,7 @@ def test_a_probe_that_run_cell_refuses_ends_the_search_in_one_line(tmp_path, mon
 def test_chat_lines_that_are_no_text_are_refused_by_line(tmp_path, capsys, line, said):
     data = tmp_path / "chat.jsonl"
     data.write_text(line + "\n")
-    _refused(["validate", _matrix(tmp_path, SMOLLM % (f', data: "chat:{data}"', ""))], capsys, f"{data}:1: {said}")
+    _refused(["validate", _data_matrix(tmp_path, f"chat:{data}")], capsys, f"{data}:1: {said}")
 
 
 # R32c, R32a: a result file nested 100,000 deep ended check and aggregate in a RecursionError
@@ -469,7 +474,7 @@ def test_a_chat_line_with_a_key_twice_is_refused(tmp_path, capsys):
     data = tmp_path / "chat.jsonl"
     data.write_text('{"messages":[{"role":"user","content":"hi","role":"system"},'
                     '{"role":"assistant","content":"hello"}]}\n')
-    _refused(["validate", _matrix(tmp_path, SMOLLM % (f', data: "chat:{data}"', ""))], capsys,
+    _refused(["validate", _data_matrix(tmp_path, f"chat:{data}")], capsys,
              f"{data}:1: key 'role' is written twice in one object")
 
 
@@ -477,10 +482,10 @@ def test_text_documents_of_one_section_are_refused_at_validate(tmp_path, capsys)
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a.txt").write_text("one line of prose and nothing after it\n")
-    _refused(["validate", _matrix(tmp_path, SMOLLM % (f', data: "text:{folder}"', ""))], capsys,
+    _refused(["validate", _data_matrix(tmp_path, f"text:{folder}")], capsys,
              f"{folder}: no document has a second section, so there is nothing to train on")
     (folder / "b.txt").write_text("# One\n\nThe first section.\n\n# Two\n\nThe second, trained on the first.\n")
-    assert cli.main(["validate", _matrix(tmp_path, SMOLLM % (f', data: "text:{folder}"', ""))]) == 0
+    assert cli.main(["validate", _data_matrix(tmp_path, f"text:{folder}")]) == 0
 
 
 # round 8: S31 (--delete-all-output deleted the committed results), S40 (replace=true without -F), S41 (the note said

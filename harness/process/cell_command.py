@@ -78,13 +78,12 @@ def _out_problem(cell: Cell, out: Path, matrix: str, out_given: bool) -> str | N
     """--out names this cell's result file: a file named by the cell's id, so that no other file is ever taken for a
     damaged result and set aside, or written over; in no folder another matrix owns (its .matrix file), nor one
     named after another matrix (outside a results folder, where no .matrix says whose it is)."""
-    marker = next((p / ".matrix" for p in [out.parent, *out.parent.parents] if (p / ".matrix").is_file()), None)
-    owner = results_folder_owner(marker) if marker is not None else None
+    folder, owner = _owner_above(out)
     if owner is not None and owner != matrix_identity(matrix_path(matrix)):
         if not out_given:  # the results folder the matrix's name gives: the file is to be renamed, not --out
-            return foreign_folder(matrix_path(matrix), marker.parent, owner)
-        return (f"--out {out}: {marker.parent}/ holds the results of another matrix ({owner}); "
-                f"give a path in this matrix's folder (e.g. {marker.parent.parent / cell.matrix / out.name})")
+            return foreign_folder(matrix_path(matrix), folder, owner)
+        return (f"--out {out}: {folder}/ holds the results of another matrix ({owner}); "
+                f"give a path in this matrix's folder (e.g. {folder.parent / cell.matrix / out.name})")
     if owner is None and out.parent.name != cell.matrix and out.parent.name in available_matrices():
         return (f"--out {out}: its folder is named after the matrix {out.parent.name!r}, so it would pass for that "
                 f"matrix's results; give a folder named {cell.matrix} "
@@ -100,12 +99,17 @@ def _out_problem(cell: Cell, out: Path, matrix: str, out_given: bool) -> str | N
     return None
 
 
+def _owner_above(path: Path) -> tuple[Path | None, str | None]:
+    """The nearest results folder above `path` that has an owner file (.matrix), and the matrix it names."""
+    marker = next((p / ".matrix" for p in [path.parent, *path.parent.parents] if (p / ".matrix").is_file()), None)
+    return (marker.parent, results_folder_owner(marker)) if marker is not None else (None, None)
+
+
 def _log_place_problem(log: Path, matrix: str) -> str | None:
     """A log goes into no results folder another matrix owns (its .matrix file), as a result does not."""
-    marker = next((p / ".matrix" for p in [log.parent, *log.parent.parents] if (p / ".matrix").is_file()), None)
-    owner = results_folder_owner(marker) if marker is not None else None
+    folder, owner = _owner_above(log)
     if owner is not None and owner != matrix_identity(matrix_path(matrix)):
-        return f"--log {log}: {marker.parent}/ holds the results of another matrix ({owner}); give a log path elsewhere"
+        return f"--log {log}: {folder}/ holds the results of another matrix ({owner}); give a log path elsewhere"
     taken = source_folder_problem(log)
     if taken:
         return f"--log {log}: {taken}; give a log path elsewhere"

@@ -9,10 +9,14 @@ import struct
 from pathlib import Path
 
 
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in Path(folder).rglob("*") if p.is_file())
+
+
 def adapter_digest(folder: Path) -> str:
     """The sha256 of every file of the folder, by name and content, in name order."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+    for path in _files(folder):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -46,7 +50,7 @@ def adapter_problem(folder: Path, sha256: str) -> str | None:
     """Why the kept adapter is not the one its cell trained (damaged, cut short, replaced), or None."""
     if adapter_digest(folder) == sha256:
         return None
-    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+    for path in _files(folder):
         problem = _file_problem(path)
         if problem:
             return f"{path}: {problem}"
