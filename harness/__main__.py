@@ -8,9 +8,10 @@ from harness.run import bytecode
 bytecode.enable()
 
 from harness.cli import main  # noqa: E402
-from harness.run.worker import end_worker  # noqa: E402
 
 code = main()
 if sys.argv[1:2] == ["run-cell-worker"]:
+    from harness.run.worker import end_worker  # loaded by then: the worker ran
+
     end_worker(code)
 sys.exit(code)

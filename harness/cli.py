@@ -1,437 +1,56 @@
-"""`vramlab` (also `python -m harness`): the commands the Snakefile calls, usable by hand too."""
+"""vramlab: measure memory-saving techniques for fine-tuning LLMs inside one 16 GB GPU. A matrix file
+(ablations/*.yaml) expands into cells; each cell trains in a process of its own and writes one result file; the
+reports are built from the result files.
+
+Start with `vramlab matrices`, then `snakemake --cores 1` (the default matrix for this machine, compared with the
+published results) or `snakemake --cores 1 --config matrix=NAME`. Each command's --help says more."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
-import os
-import re
 import sys
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
-import pandas as pd
-import yaml
-
-from harness.core.cache import check_cache_usable
+from harness import __version__
+from harness.core.cell_arguments import cell_arguments, device_slots_argument, run_cell_arguments, spare_arguments
 from harness.core.command_line import Parser
-from harness.core.console import run_command, send_to_log, start_logging
-from harness.core.environment import cuda_present
-from harness.core.errors import UsageError
-from harness.core.path_problems import file_in_the_way
-from harness.core.suggest import did_you_mean
-from harness.estimate import calibration
-from harness.estimate.arguments import check_estimate_arguments
-from harness.estimate.chart import components_chart
-from harness.estimate.table import as_json, cell_estimate, render
-from harness.evaluation.stage import evaluate_cell
-from harness.process import cell_command, spare
-from harness.process.ceiling import ProbeMissing, Search, kept_search, search_all
-from harness.process.device_lease import cell_lease, slots_wanted
-from harness.report import calibration as calibration_report
-from harness.report.aggregate import aggregate
-from harness.report.build import build_report
-from harness.report.ceiling_report import write_report
-from harness.report.claims import build as claims
-from harness.report.rebuild import rebuild_all
-from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
-from harness.results import ResultFileError, check, evaluation_path, read_evaluation
-from harness.results.budget_spelling import respell_all
-from harness.results.schemas import SCHEMA_DIR, write_schemas
-from harness.results.store import migrate_files, result_files
-from harness.run import bytecode, worker
-from harness.spec import settings
-from harness.spec.ceiling import CeilingSpec
-from harness.spec.cells import Cell
-from harness.spec.design import random_weights
-from harness.spec.matrix import (
-    MATRIX_NAME,
-    MatrixError,
-    available_matrices,
-    ceiling_spec,
-    check_measurable,
-    check_models_here,
-    evaluation_plan,
-    expand,
-    expand_spec,
-    find_cell,
-    matrix_path,
-    source_folder_problem,
-)
-from harness.spec.settings import SETTINGS
-from harness.stack.models.facts import ModelSourceError, facts
-from harness.stack.models.gguf_file import open_gguf
-from harness.stack.models.gguf_tokenizer import check_file
-from harness.stack.models.sources import PackageModelError, resolve, source_gguf
-from harness.stack.techniques import needs_cuda
-from harness.tasks.names import unknown_task_problem
-from harness.tasks.plan import TASK_NAME
-from harness.workflow import default_matrix
+from harness.core.console import run_command, start_logging
+from harness.run import bytecode
+
+MATRIX = "a matrix: a name under ablations/ (`vramlab matrices` lists them) or a path to a YAML file"
+RESULTS_DIR = "the folder of the result files, one subfolder per matrix"
+REPORTS_DIR = "the folder of the reports, one subfolder per matrix"
 
 
-def _cmd_validate(args: argparse.Namespace) -> int:
-    cells = expand(args.matrix)
-    check_measurable(args.matrix, cells)
-    check_models_here(args.matrix, cells)
-    skipped = [c for c in cells if c.conflict]
-    print(f"{args.matrix}: {len(cells)} cells, {len(skipped)} skipped by declared conflicts")
-    if evaluation_plan(args.matrix).tasks and all(random_weights(c.settings["model"]) for c in cells):
-        print(f"{args.matrix}: note: every cell trains a model of random weights, so each evaluation task will be "
-              "recorded as n/a (quality is never scored for random weights)")
-    return 0
-
-
-def _cmd_cells(args: argparse.Namespace) -> int:
-    # no check_measurable here: the listing is where one sees which cell each conflict skips, all of them included
-    for cell in expand(args.matrix):
-        if args.json:
-            print(json.dumps(cell.as_dict(), sort_keys=True))
-        else:
-            note = f"  [skipped: {cell.conflict.name}]" if cell.conflict else ""
-            print(f"{cell.cell_id}  {cell.name}{note}")
-    return 0
-
-
-def _cmd_settings(args: argparse.Namespace) -> int:
-    print(settings.table())
-    return 0
-
-
-def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
-    """The matrix's cells, or the one cell that --set describes (over the defaults)."""
-    if args.matrix and args.set:
-        raise MatrixError("estimate: give a matrix or --set settings of one cell, not both")
-    if args.matrix:
-        cells = expand(args.matrix)
-        return [c for c in cells if c.name == args.cell or c.cell_id == args.cell] if args.cell else cells
-    if not args.set:
-        raise MatrixError("estimate: give a matrix (e.g. seed-16gb) or one cell's settings with --set KEY=VALUE")
-    cell_settings: dict = {"name": "cell"}
-    for pair in args.set:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise MatrixError(f"--set {pair!r}: write it as KEY=VALUE (e.g. --set context=32768)")
-        cell_settings[key.strip()] = yaml.safe_load(value)
-    return expand_spec("estimate", {"design": "list", "cells": [cell_settings]}, source="--set")
-
-
-def _cmd_estimate(args: argparse.Namespace) -> int:
-    check_estimate_arguments(args.chart, args.calibrate, args.set)
-    if args.calibrate and (args.matrix or args.set or args.cell is not None):
-        raise UsageError("estimate: --calibrate reads the results folders it names, over every cell in them; give it "
-                         "without a matrix, --cell or --set")
-    if args.cell is not None and not args.cell.strip():
-        raise UsageError("estimate: --cell is empty; give a cell's id or name, or leave --cell out for every cell")
-    if args.results_dir and not args.chart:
-        raise UsageError(f"estimate: --results-dir {args.results_dir} is read only to draw the measured peaks beside "
-                         "the estimate in --chart; give --chart too, or leave --results-dir out")
-    if args.chart and args.results_dir and not Path(args.results_dir).is_dir():
-        raise UsageError(f"estimate: --results-dir {args.results_dir} does not exist; give the folder of the results "
-                         "to draw beside the estimate")
-    if args.calibrate:
-        sources = [Path(d) for d in args.calibrate]
-        found = calibration.rows(sources)
-        if not found:  # an empty table would read as a calibration that found nothing wrong
-            raise UsageError(f"--calibrate: no ok GPU cell in {', '.join(map(str, sources))}; give results folders "
-                             "that hold GPU measurements (e.g. results/seed-16gb)")
-        print(calibration_report.table(found, sources))
-        return 0
-    cells = _estimated_cells(args)
-    if not cells:
-        raise MatrixError(f"{args.matrix} has no cell named or with id {args.cell!r}")
-    estimated = []
-    for cell in cells:
-        est, why_not = cell_estimate(cell)
-        print(json.dumps(as_json(cell, est, why_not), sort_keys=True) if args.json else render(cell, est, why_not))
-        if est is not None:
-            estimated.append((cell, est))
-    if args.chart and estimated:
-        print(components_chart(estimated, Path(args.results_dir or "results"), Path(args.chart)), file=sys.stderr)
-    return 0
-
-
-def _cmd_spare(args: argparse.Namespace) -> int:
-    problem = spare.launcher_problem(args.launcher)
-    if problem:
-        raise UsageError(f"spare: {problem}")
-    return spare.serve(args.kind, args.launcher)
-
-
-def _cmd_evaluate(args: argparse.Namespace) -> int:
-    if not args.task and not evaluation_plan(args.matrix).tasks:
-        raise UsageError(f"{args.matrix} has no `evaluation:` section, so there is nothing to evaluate; add one "
-                         "(tasks: [...]) or name a task with --task")
-    if args.task:
-        bad = next((t for t in args.task if not TASK_NAME.match(t)), None)
-        problem = f"{bad!r} is not a task name (letters, digits, '_', '.', '-')" if bad else \
-            unknown_task_problem(args.task)
-        if problem:
-            raise UsageError(f"--task: {problem}")
-    try:
-        slots = slots_wanted(args.device_slots)
-    except ValueError as err:
-        raise UsageError(f"--device-slots: {err}") from None
-    check_cache_usable()  # as before a cell: a cache that cannot be used would record an error of the evaluation
-    with _evaluation_lease(args, slots):
-        return _evaluate(args)
-
-
-@contextlib.contextmanager
-def _evaluation_lease(args: argparse.Namespace, slots: int) -> Iterator[None]:
-    """An evaluation on a GPU holds a device as a cell does (harness/process/device_lease.py); this process has not
-    started CUDA yet, so naming the device in its own environment is enough."""
-    with cell_lease(find_cell(args.matrix, args.cell).settings, slots) as lease:
-        if lease is not None:
-            os.environ.update(lease.env())
-        yield
-
-
-def _evaluate(args: argparse.Namespace) -> int:
-    if args.log is None:
-        evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=args.task or None)
-        return 0
-
-    cell = find_cell(args.matrix, args.cell)  # before the log file is opened: a bad argument touches no file
-    tasks = args.task or evaluation_plan(args.matrix).task_names()
-    console = send_to_log(Path(args.log))
-    console.write(f"vramlab: evaluating cell {cell.name} on {len(tasks)} tasks, its log: {args.log}\n")
-    evaluate_cell(args.matrix, args.cell, Path(args.results_dir), tasks=tasks)
-    outcomes = []
-    for task in tasks:
-        try:
-            path = evaluation_path(Path(args.results_dir), cell.matrix, cell.cell_id, task)
-            outcomes.append(f"{task} {read_evaluation(path).status.value}")
-        except (OSError, ResultFileError):
-            outcomes.append(f"{task} missing")
-    console.write(f"vramlab: evaluated cell {cell.name}: {', '.join(outcomes)}\n")
-    return 0
-
-
-def _settled_searches(matrix: str, cells: list[Cell], spec: CeilingSpec, results_dir: Path) -> list[Search]:
-    """The searches not asked for, where their kept probes settle them; one that needs a probe is left out."""
-    settled = []
-    for cell in cells:
-        try:
-            settled.append(kept_search(matrix, cell, spec, results_dir))
-        except ProbeMissing:
-            continue
-    return settled
-
-
-def _cmd_ceiling(args: argparse.Namespace) -> int:
-    if args.jobs < 1:
-        raise UsageError(f"--jobs {args.jobs}: give how many searches run at once, 1 or more")
-    check_cache_usable()  # once here, not in each probe's run-cell
-    spec = ceiling_spec(args.matrix)
-    if spec is None:
-        print(f"vramlab: {args.matrix} has no `ceiling:` section (low, high, resolution) to search",
-              file=sys.stderr)
-        return 2
-    every = expand(args.matrix)
-    cells = [c for c in every if not args.cell or c.cell_id in args.cell or c.name in args.cell]
-    if not cells:
-        print(f"vramlab: no cell of {args.matrix} is named {args.cell}", file=sys.stderr)
-        return 2
-    if not cuda_present():  # a probe of a GPU cell here could only be skipped, and the search would end on nothing
-        settled = {found.cell.cell_id for found in _settled_searches(args.matrix, cells, spec, Path(args.results_dir))}
-        unsettled = [c for c in cells if needs_cuda(c.settings) and c.cell_id not in settled]
-        if unsettled:
-            raise UsageError(f"{len(unsettled)} of the searches asked for need probes on a CUDA GPU (first: "
-                             f"{unsettled[0].name}) and this machine has none; run them on a machine with a GPU "
-                             "(searches their kept probes settle are reported anywhere)")
-    searches = search_all(args.matrix, cells, spec, Path(args.results_dir), args.jobs, warm=args.warm_start)
-    for found in searches:
-        print(f"vramlab: {found.cell.name}: {found.row()['answer']}", file=sys.stderr)
-    # the report is the matrix's: the searches not asked for this time come from their kept probes, where settled
-    searches += _settled_searches(args.matrix, [c for c in every if c not in cells], spec, Path(args.results_dir))
-    order = {c.cell_id: i for i, c in enumerate(every)}
-    searches.sort(key=lambda found: order[found.cell.cell_id])
-    paths = write_report(cells[0].matrix, searches, Path(args.reports_dir))
-    print(paths[1].read_text())
-    return 0
-
-
-def _cmd_claims(args: argparse.Namespace) -> int:
-    paths = claims.write(Path(args.results_dir), Path(args.reports_dir))
-    print(paths[1].read_text().split("\n\n")[2])
-    return 0
-
-
-def _cmd_compare(args: argparse.Namespace) -> int:
-    if args.machine is not None and not MACHINE_LABEL.match(args.machine):
-        raise UsageError(f"--machine {args.machine!r}: a machine is named by its folder under "
-                         "results/<matrix>/reproductions/: letters, digits, '-' and '_'")
-    path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir),
-                            args.machine or machine_label())
-    print(path.read_text().splitlines()[0])
-    return 0
-
-
-def _given_results(given: list[str]) -> list[Path]:
-    """The files named, and under each folder named every file a result's name could have (hidden ones aside: a
-    result's temporary file mid-write), that is no set-aside damage, adapter or untrained-baseline cache."""
-    paths = [p for g in given for p in (result_files(Path(g), "**/*.json", files_only=False) if Path(g).is_dir()
-                                        else [Path(g)])]
-    return [p for p in paths if not {"damaged", "adapters", "baselines"} & set(p.parts)]
-
-
-def _no_result_here(path: Path, said: str) -> bool:
-    """A benchmark script's own table, or what --memory-history keeps of a peak: JSON in a results folder, but no
-    result, which a folder's check or migration passes over (and counts)."""
-    return ("benchmarks" in path.parts or path.name.endswith(".peak.json")) and "no schema_version" in said
-
-
-def _cmd_check(args: argparse.Namespace) -> int:
-    bad, checked, other = 0, 0, 0
-    for path in _given_results(args.paths):
-        try:
-            check(path)
-        except ResultFileError as err:
-            if Path(path) not in map(Path, args.paths) and _no_result_here(path, str(err)):
-                other += 1
-                continue
-            bad += 1
-            print(f"vramlab check: {err}", file=sys.stderr)
-        checked += 1
-    if not checked:  # nothing named is a result: said, where the count alone would not say why it fails
-        print(f"vramlab check: no result file in {', '.join(args.paths)}", file=sys.stderr)
-    print(f"{checked - bad} of {checked} result files valid"
-          + (f" ({other} JSON files are a benchmark's own tables or memory-history peaks, not results: not checked)"
-             if other else ""))
-    return 1 if bad or not checked else 0
-
-
-def _cmd_schema(args: argparse.Namespace) -> int:
-    for path in write_schemas(Path(args.out) if args.out else None):
-        print(path)
-    return 0
-
-
-def _cmd_migrate(args: argparse.Namespace) -> int:
-    outcomes = [(path, said, fine) for path, said, fine in migrate_files(_given_results(args.paths))
-                if fine or path in map(Path, args.paths) or not _no_result_here(path, said)]
-    for _, said, fine in outcomes:
-        print(said if fine else f"vramlab migrate: {said}", file=sys.stdout if fine else sys.stderr)
-    # a budget written in another spelling than its canonical one had another cell id (harness/core/budget.py)
-    for respelled in respell_all([path for path, _, fine in outcomes if fine and path.is_file()]):
-        print(respelled.describe())
-    return 0 if all(fine for _, _, fine in outcomes) else 1
-
-
-def _cmd_aggregate(args: argparse.Namespace) -> int:
-    aggregate(args.matrix, Path(args.results_dir), Path(args.reports_dir), partial=args.partial)
-    return 0
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    if args.all:
-        if args.matrix_name:
-            raise MatrixError("report --all rebuilds every committed matrix; give no matrix name with it")
-        out = Path(args.out) if args.out else None
-        skipped: list[str] = []
-        for path in rebuild_all(Path(args.results_dir or "results"), Path(args.reports_dir), out, skipped=skipped):
-            print(path)
-        for line in skipped:  # one report that cannot be rebuilt stops none of the others
-            print(f"vramlab: {line}", file=sys.stderr)
-        return 2 if skipped else 0
-    given = [option for option, value in (("--out", args.out), ("--results-dir", args.results_dir)) if value]
-    if given:
-        raise UsageError(f"report: {' and '.join(given)} go with --all (a rebuild from the result files); a report of "
-                         "one matrix is made from its reports/<matrix>/cells.csv, in place")
-    if not args.matrix_name:
-        raise MatrixError("report: give a matrix name (reports/<matrix>/), or --all for every committed matrix")
-    if not MATRIX_NAME.match(args.matrix_name):
-        raise UsageError(f"report: {args.matrix_name!r} is not a matrix name (the folder under --reports-dir, e.g. "
-                         "smoke); give --reports-dir for reports kept elsewhere")
-    folder = Path(args.reports_dir) / args.matrix_name
-    known = available_matrices()
-    if not folder.is_dir() and args.matrix_name not in known and not Path(f"{args.matrix_name}.yaml").is_file():
-        raise UsageError(f"report: no matrix named {args.matrix_name!r}"
-                         f"{did_you_mean(args.matrix_name, known)} (known: {', '.join(known)}), and no report "
-                         f"folder {folder}/")
-    _tables_are_the_matrix(folder, args.matrix_name)
-    build_report(folder)
-    return 0
-
-
-def _tables_are_the_matrix(folder: Path, name: str) -> None:
-    """A report is titled by its folder: tables of another matrix's cells there (copied, or aggregated under another
-    --reports-dir) would be reported under this matrix's name."""
-    cells_csv = folder / "cells.csv"
-    if not cells_csv.is_file() or not matrix_path(name).is_file():
-        return
-    try:
-        ids = set(pd.read_csv(cells_csv, dtype={"cell_id": str}, usecols=["cell_id"])["cell_id"])
-    except (ValueError, OSError, pd.errors.ParserError):
-        return  # the report's own reader says what is wrong with the table
-    # an id that is no cell id at all is the table's damage, which the report's reader names
-    foreign = sorted(i for i in ids - {c.cell_id for c in expand(name, check_model=False)}
-                     if isinstance(i, str) and re.fullmatch(r"[0-9a-f]{12}", i))
-    if foreign:
-        raise UsageError(f"{cells_csv}: {len(foreign)} of its {len(ids)} cells (first: {foreign[0]}) are no cells of "
-                         f"the matrix {name}, so a report of them titled {name} would be another matrix's; aggregate "
-                         f"{name} again (`vramlab aggregate {name}`)")
-
-
-def _cmd_prepare_model(args: argparse.Namespace) -> int:
-    problem = SETTINGS["seed"].check(args.seed)
-    if problem:
-        raise UsageError(f"--seed: {problem}")
-    try:
-        known = facts(args.source)  # the source checked first: a preset, a readable GGUF file, a model folder
-    except ModelSourceError as err:
-        raise UsageError(str(err)) from None
-    if known is None:
-        raise UsageError(f"{args.source!r} is no arch:, gguf: or package: source and no local model folder: a Hugging "
-                         "Face id is downloaded by transformers when a cell loads it, so there is nothing to prepare")
-    try:
-        print(resolve(args.source, seed=args.seed).path)
-    except PackageModelError as err:
-        raise UsageError(str(err)) from None
-    return 0
-
-
-def _cmd_tokenizer_check(args: argparse.Namespace) -> int:
-    try:
-        file = source_gguf(args.source)
-        open_gguf(file)  # a file that is no GGUF (or a truncated one) is named here, not in a traceback
-    except (PackageModelError, FileNotFoundError, ValueError) as err:
-        print(f"vramlab: {err}", file=sys.stderr)
-        return 2
-    findings = check_file(file)
-    for finding in findings:
-        print(finding.line())
-    agree = sum(f.ok for f in findings)
-    print(f"{args.source}: {agree} of {len(findings)} checks agree with the GGUF file")
-    return 0 if agree == len(findings) else 1
-
-
-def _cmd_default_matrix(args: argparse.Namespace) -> int:
-    name, why = default_matrix()
-    print(f"{name}\t{why}")
-    return 0
+def _folders(p: argparse.ArgumentParser, results: bool = True, reports: bool = True) -> None:
+    if results:
+        p.add_argument("--results-dir", default="results", help=RESULTS_DIR)
+    if reports:
+        p.add_argument("--reports-dir", default="reports", help=REPORTS_DIR)
 
 
 def parser() -> argparse.ArgumentParser:
     top = Parser(prog="vramlab", description=__doc__)
-    sub = top.add_subparsers(dest="command", required=True)
+    top.add_argument("--version", action="version", version=f"vramlab {__version__}",
+                     help="print vramlab's version and exit")
+    # COMMAND in the usage line: argparse would spell out every choice, the unlisted run-cell-worker and spare too
+    sub = top.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
+
+    p = sub.add_parser("matrices", help="the matrices there are: name, description, cells, what running one needs")
+    p.add_argument("--json", action="store_true", help="one JSON object per matrix")
 
     p = sub.add_parser("validate", help="check a matrix file and count its cells")
-    p.add_argument("matrix", help="a name under ablations/ or a path to a YAML file")
-    p.set_defaults(func=_cmd_validate)
+    p.add_argument("matrix", help=MATRIX)
 
     p = sub.add_parser("cells", help="list a matrix's cells with their ids")
-    p.add_argument("matrix")
+    p.add_argument("matrix", help=MATRIX)
     p.add_argument("--json", action="store_true", help="one JSON object per cell")
-    p.set_defaults(func=_cmd_cells)
 
-    p = sub.add_parser("settings", help="every setting a matrix may use: levels or type, default, owner, help")
-    p.set_defaults(func=_cmd_settings)
+    sub.add_parser("settings", help="every setting a matrix may use: levels or type, default, owner, help")
 
     p = sub.add_parser("estimate", help="predicted device memory of a matrix's cells (or of one cell), by "
                                         "component, against each budget: no GPU, no weights")
-    p.add_argument("matrix", nargs="?", help="a name under ablations/ or a path to a YAML file")
+    p.add_argument("matrix", nargs="?", help=MATRIX)
     p.add_argument("--cell", help="only this cell of the matrix (its name or id)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="one cell instead of a matrix: a setting over the defaults (repeatable; model may be any "
@@ -442,150 +61,80 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--results-dir", help="with --chart: the results whose measured peaks it draws (default: results)")
     p.add_argument("--calibrate", nargs="+", metavar="RESULTS_DIR",
                    help="instead: predicted against measured for every ok GPU cell in these result folders")
-    p.set_defaults(func=_cmd_estimate)
 
     p = sub.add_parser("run-cell", help="run one cell in a fresh process under a wall-clock limit and write its "
                                         "result file, whatever happens to that process")
-    cell_command.add_arguments(p)
-    p.set_defaults(func=cell_command.run_cell)
+    run_cell_arguments(p)
 
-    # the measuring process that run-cell starts and watches; no help: it is not meant to be called by hand
-    p = sub.add_parser("run-cell-worker")
-    worker.cell_arguments(p)
-    p.set_defaults(func=worker.measure)
-
-    # a process that imports ahead for the next `run-cell --warm-start` (harness/process/warm_start.py); no help either
-    p = sub.add_parser("spare")
-    spare.add_arguments(p)
-    p.set_defaults(func=_cmd_spare)
+    # the measuring process that run-cell starts and watches: not meant to be called by hand, so not listed
+    cell_arguments(sub.add_parser("run-cell-worker", description="the measuring process run-cell starts"))
+    # a process that imports ahead for the next `run-cell --warm-start` (harness/process/warm_start.py): not listed
+    spare_arguments(sub.add_parser("spare", description="a process importing ahead for the next run-cell"))
 
     p = sub.add_parser("evaluate", help="evaluate a trained cell on the matrix's tasks (lm-eval)")
-    p.add_argument("--matrix", required=True)
-    p.add_argument("--cell", required=True, help="the cell id")
-    p.add_argument("--task", action="append", help="only this task (repeatable); default: the matrix's tasks")
+    p.add_argument("--matrix", required=True, help=MATRIX)
+    p.add_argument("--cell", required=True, help="the cell id (`vramlab cells MATRIX` lists them)")
+    p.add_argument("--task", action="append", help="only this task (repeatable; default: the matrix's tasks)")
     p.add_argument("--log", metavar="FILE.log", help="send everything the evaluation prints to FILE.log and show "
                                                      "only a line per cell on the console")
-    p.add_argument("--results-dir", default="results")
-    cell_command.device_slots_argument(p)
-    p.set_defaults(func=_cmd_evaluate)
+    _folders(p, reports=False)
+    device_slots_argument(p)
 
     p = sub.add_parser("ceiling", help="the longest context each cell of a matrix with a `ceiling:` section "
                                        "trains at within its budget, by bisection over real probes")
-    p.add_argument("matrix")
+    p.add_argument("matrix", help=MATRIX)
     p.add_argument("--cell", action="append", help="only this cell (id or name; repeatable)")
     p.add_argument("--jobs", type=int, default=1,
                    help="searches at once, spread over the machine's GPUs (a probe per GPU; more than the GPUs "
-                        "share them: peaks stay measurements, speed does not) (default 1)")
-    p.add_argument("--results-dir", default="results")
-    p.add_argument("--reports-dir", default="reports")
+                        "share them: peaks stay measurements, speed does not)")
+    _folders(p)
     p.add_argument("--warm-start", action="store_true", help="start each probe as `run-cell --warm-start` does")
-    p.set_defaults(func=_cmd_ceiling)
 
     p = sub.add_parser("claims", help="each published claim (harness/report/claims/published.yaml) beside the "
                                       "cell or ceiling search that measures it, with a verdict: reports/claims/")
-    p.add_argument("--results-dir", default="results")
-    p.add_argument("--reports-dir", default="reports")
-    p.set_defaults(func=_cmd_claims)
+    _folders(p)
 
     p = sub.add_parser("compare", help="compare this machine's reproduction of a matrix with its published results")
-    p.add_argument("matrix")
+    p.add_argument("matrix", help=MATRIX)
     p.add_argument("--machine", help="the reproduction's folder under results/<matrix>/reproductions/ "
                                      "(default: this host)")
-    p.add_argument("--results-dir", default="results")
-    p.add_argument("--reports-dir", default="reports")
-    p.set_defaults(func=_cmd_compare)
+    _folders(p)
 
     p = sub.add_parser("check", help="validate result files (or folders of them); exit 1 naming each bad one")
-    p.add_argument("paths", nargs="+")
-    p.set_defaults(func=_cmd_check)
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a result file, or a folder searched for them")
 
     p = sub.add_parser("schema", help="write the JSON Schemas of result files, generated from the result model")
-    p.add_argument("--out", help="folder (default: harness/results/schema)")
-    p.set_defaults(func=_cmd_schema)
+    p.add_argument("--out", help="the folder to write them to (default: harness/results/schema)")
 
     p = sub.add_parser("migrate", help="rewrite result files of an older schema in the current one, in place, and "
                                      "move those whose budget is not in its canonical spelling to their new id")
-    p.add_argument("paths", nargs="+")
-    p.set_defaults(func=_cmd_migrate)
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a result file, or a folder searched for them")
 
     p = sub.add_parser("aggregate", help="gather a matrix's result files into reports/<matrix>/cells.csv")
-    p.add_argument("matrix")
-    p.add_argument("--results-dir", default="results")
-    p.add_argument("--reports-dir", default="reports")
+    p.add_argument("matrix", help=MATRIX)
+    _folders(p)
     p.add_argument("--partial", action="store_true",
                    help="cells without a result file yet become 'pending' rows instead of an error")
-    p.set_defaults(func=_cmd_aggregate)
 
     p = sub.add_parser("report", help="Markdown, LaTeX and charts from reports/<matrix>/cells.csv")
-    p.add_argument("matrix_name", nargs="?")
-    p.add_argument("--reports-dir", default="reports")
+    p.add_argument("matrix_name", nargs="?", metavar="matrix",
+                   help="the report's folder under --reports-dir (a matrix's name, e.g. smoke); none with --all")
+    p.add_argument("--reports-dir", default="reports", help=REPORTS_DIR)
     p.add_argument("--all", action="store_true",
                    help="every matrix with a reports/<matrix>/cells.csv: aggregate its results, then its report")
     p.add_argument("--results-dir", help="with --all: the result files to aggregate (default: results)")
     p.add_argument("--out", help="with --all: write the rebuilt reports here instead of over --reports-dir")
-    p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("prepare-model", help="build a model into the cache (arch: random weights, GGUF conversion)")
-    p.add_argument("source")
-    p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=_cmd_prepare_model)
+    p.add_argument("source", help="a model source: arch:<preset>, package:<name>, gguf:<file> or a model folder")
+    p.add_argument("--seed", type=int, default=0, help="the seed of an arch: model's random weights")
 
     p = sub.add_parser("tokenizer-check", help="compare the tokenizer transformers builds from a GGUF model (package: "
                                                "or gguf:) with the file's own vocabulary; exit 1 where they differ")
-    p.add_argument("source")
-    p.set_defaults(func=_cmd_tokenizer_check)
+    p.add_argument("source", help="a GGUF model source: package:<name> or gguf:<file>")
 
-    p = sub.add_parser("default-matrix", help="the matrix `snakemake` runs when none is given, and why")
-    p.set_defaults(func=_cmd_default_matrix)
-    # listed without run-cell-worker: argparse names every choice unless given the list to show
-    sub.metavar = "{" + ",".join(name for name in sub.choices if name not in ("run-cell-worker", "spare")) + "}"
+    sub.add_parser("default-matrix", help="the matrix `snakemake` runs when none is given, and why")
     return top
-
-
-def _folder_arguments(args: argparse.Namespace) -> None:
-    """--results-dir and --reports-dir name folders: a file there (or above) is refused before anything is read,
-    which would otherwise be told as results missing under it."""
-    for option in ("results_dir", "reports_dir"):
-        value = getattr(args, option, None)
-        if value is None:
-            continue
-        flag, blocker = "--" + option.replace("_", "-"), file_in_the_way(Path(value) / "x")
-        if blocker is not None:
-            raise UsageError(f"{flag} {value}: {blocker} is a file, not a folder; give a folder "
-                             f"(e.g. {option.split('_')[0]})")
-        taken = source_folder_problem(Path(value))  # tables or results there would lie among the sources
-        if taken:
-            raise UsageError(f"{flag} {value}: {taken}; give a folder of its own")
-    out = getattr(args, "out", None)
-    if args.func is _cmd_report and out and (taken := source_folder_problem(Path(out))):
-        raise UsageError(f"--out {out}: {taken}; give a folder of its own")
-
-
-def _inside(path: Path, *folders: Path) -> bool:
-    return any(path.resolve().is_relative_to(folder.resolve()) for folder in folders)
-
-
-def _output_arguments(args: argparse.Namespace) -> None:
-    """Files a command writes where the user says never go among the result files, nor over a report's own files:
-    those are replaced only by measuring or by `vramlab report`."""
-    results = Path(getattr(args, "results_dir", None) or "results")
-    out = getattr(args, "out", None)
-    if args.func is _cmd_report and out and _inside(Path(out), results):
-        raise UsageError(f"--out {out} is inside the results folder {results}; give a folder of its own for the "
-                         "rebuilt reports")
-    if args.func is _cmd_schema and out and _inside(Path(out), results, Path("reports")):
-        raise UsageError(f"--out {out} is inside {results} or reports, which hold results and reports only; give "
-                         "another folder (default: harness/results/schema)")
-    chart = getattr(args, "chart", None)
-    if args.func is _cmd_estimate and chart and _inside(Path(chart), results, Path("reports")):
-        raise UsageError(f"--chart {chart} is inside {results} or reports, which hold results and the reports "
-                         "`vramlab report` writes; give another file for the estimate's chart")
-    if args.func is _cmd_estimate and chart and (taken := source_folder_problem(Path(chart))):
-        raise UsageError(f"--chart {chart}: {taken}; give another file")
-    if args.func is _cmd_schema and out and not _inside(Path(out), SCHEMA_DIR) and \
-            (taken := source_folder_problem(Path(out))):
-        raise UsageError(f"--out {out}: {taken}; give a folder of its own (default: "
-                         f"{SCHEMA_DIR.relative_to(Path(__file__).resolve().parents[1])})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -594,12 +143,19 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)
 
     def command() -> int:
-        _folder_arguments(args)
-        _output_arguments(args)
-        bytecode.enable()  # before the command imports torch and the training stack (python -m harness did first)
-        return args.func(args)
+        bytecode.enable()  # before the commands import torch and the training stack (python -m harness did first)
+        return _commands()(args)
 
     return run_command(command)
+
+
+def _commands() -> Callable[[argparse.Namespace], int]:
+    """What runs a command, loaded once its arguments are read: `--help`, `--version` and a usage error load no
+    library that a command needs (pandas, matplotlib, the result model). The one import inside a function between
+    harness modules, and the layer test's one exception."""
+    from harness.commands import run
+
+    return run
 
 
 if __name__ == "__main__":

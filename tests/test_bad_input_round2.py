@@ -214,12 +214,12 @@ def test_a_bad_environment_variable_is_one_line(tmp_path, variable, value, expec
 
 # 12: Ctrl-C is one line and exit 130
 def test_an_interrupt_is_one_line_and_exit_130(monkeypatch, capsys):
-    from harness import cli
+    from harness import cli, commands
 
     def interrupted(_):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_cmd_validate", interrupted)
+    monkeypatch.setitem(commands.HANDLERS, "validate", interrupted)
     assert cli.main(["validate", "smoke"]) == 130
     assert capsys.readouterr().err.strip() == "vramlab: interrupted; nothing was left half-written"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli
+from harness import cli, commands
 from harness.core.atomic_files import write_text_atomic
 from harness.core.path_problems import explain_os_error, not_a_regular_file
 from harness.process import spare
@@ -518,7 +518,7 @@ def test_a_gguf_that_is_no_file_is_said_to_be_what_it_is(tmp_path, capsys, which
 
 
 def test_ceiling_searches_that_need_a_gpu_here_are_refused(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(cli, "cuda_present", lambda: False)
+    monkeypatch.setattr(commands, "cuda_present", lambda: False)
     _refused(["ceiling", "ceiling-16gb", "--cell", "unsloth-offload", "--results-dir", str(tmp_path / "r"),
               "--reports-dir", str(tmp_path / "p")], capsys, "1 of the searches asked for need probes on a CUDA GPU")
     assert not (tmp_path / "r").exists() and not (tmp_path / "p").exists()

@@ -33,8 +33,24 @@ _SINGLE = (argparse._StoreAction, argparse._StoreConstAction, argparse._StoreTru
 _ONCE: dict[type, type] = {kind: type(f"Once{kind.__name__}", (_Once, kind), {}) for kind in _SINGLE}
 
 
+class DefaultsShown(argparse.RawDescriptionHelpFormatter):
+    """Each option's default in its help, where it has one a user would type (argparse's own formatter also says
+    "default: None" and "default: False"); a help that names its default itself is left as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        said = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "default" in said or not action.option_strings:
+            return said
+        return f"{said} (default: %(default)s)"
+
+
 class Parser(argparse.ArgumentParser):
-    """Subcommands made with add_subparsers are Parsers too (argparse gives them the parent's class)."""
+    """Subcommands made with add_subparsers are Parsers too (argparse gives them the parent's class), and show
+    their defaults in their help."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsShown)
+        super().__init__(*args, **kwargs)
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)

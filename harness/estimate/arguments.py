@@ -12,7 +12,8 @@ CHART_FORMATS = (".png", ".pdf", ".svg")
 
 
 def check_estimate_arguments(chart: str | None, calibrate: list[str] | None, pairs: list[str] | None) -> None:
-    """UsageError naming the first argument that cannot be used (--results-dir: harness/cli.py, for every command)."""
+    """UsageError naming the first argument that cannot be used (--results-dir: harness/commands.py, for any
+    command)."""
     if chart:
         path = Path(chart)
         if path.is_dir():

