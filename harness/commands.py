@@ -29,17 +29,19 @@ from harness.estimate.chart import components_chart
 from harness.estimate.table import as_json, cell_estimate, render
 from harness.evaluation.stage import evaluate_cell
 from harness.process import cell_command, spare
-from harness.process.ceiling import ProbeMissing, Search, kept_search, search_all
+from harness.process.ceiling import search_all
 from harness.process.device_lease import cell_lease, slots_wanted
 from harness.report import calibration as calibration_report
 from harness.report.aggregate import aggregate
 from harness.report.build import build_report
+from harness.report.ceiling import settled_search
 from harness.report.ceiling_report import write_report
 from harness.report.claims import build as claims
 from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
 from harness.results.budget_spelling import respell_all
+from harness.results.ceiling import ProbeMissing, Search
 from harness.results.schemas import SCHEMA_DIR, write_schemas
 from harness.results.store import migrate_files, result_files
 from harness.run import worker
@@ -231,7 +233,7 @@ def _settled_searches(matrix: str, cells: list[Cell], spec: CeilingSpec, results
     settled = []
     for cell in cells:
         try:
-            settled.append(kept_search(matrix, cell, spec, results_dir))
+            settled.append(settled_search(matrix, cell, spec, results_dir))
         except ProbeMissing:
             continue
     return settled

@@ -263,8 +263,8 @@ def test_the_readme_explains_a_config_without_equals():
 def test_readers_of_results_folders_skip_a_result_being_written(tmp_path):
     from harness.cli import main
     from harness.estimate import calibration, outside
-    from harness.process.ceiling import kept_probes
     from harness.results.budget_spelling import _move_evaluations
+    from harness.results.ceiling import kept_probes
     from harness.results.store import result_files
     from harness.spec.matrix import find_cell
 

@@ -137,7 +137,8 @@ def _model_folder(folder: Path) -> Path:
 @pytest.mark.parametrize(("status", "change"), [("error", "model"), ("ok", "model"), ("ok", "data")])
 def test_a_result_whose_input_changed_since_is_superseded(tmp_path, status, change):
     from harness.results import CellResult, write_atomic
-    from harness.results.existing import recorded_input, review_cell
+    from harness.results.existing import review_cell
+    from harness.spec.cell_input import recorded_input
     from harness.spec.matrix import expand
 
     model = _model_folder(tmp_path / "model")

@@ -10,8 +10,7 @@ import sys
 import pandas as pd
 import pytest
 
-from harness.process.ceiling import bisect
-from harness.spec.ceiling import CeilingSpec, CeilingSpecError, probe_cell
+from harness.spec.ceiling import CeilingSpec, CeilingSpecError, bisect, probe_cell
 from harness.spec.matrix import PROBE_POSITIONS_FACTOR, MatrixError, check_cell, expand, expand_spec, find_cell
 from tests.conftest import REPO, write_matrix
 
@@ -149,7 +148,7 @@ def test_a_warm_search_starts_its_probes_as_run_cell_warm_start_does(monkeypatch
     ({}, None),
 ])
 def test_kept_probes_settle_an_answer_only_next_to_a_miss_or_at_the_top(fits, expected):
-    from harness.process.ceiling import settled
+    from harness.results.ceiling import settled
 
     spec = CeilingSpec(low=2, high=16, resolution=1)
     assert settled(fits, spec) == expected

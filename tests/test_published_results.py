@@ -219,7 +219,7 @@ def test_aggregate_refuses_a_file_that_holds_another_cells_result(tmp_path):
 
 def test_an_error_caused_by_data_that_has_changed_since_is_measured_again(tmp_path, cache_dir):
     from harness.results import CellResult, write_atomic
-    from harness.results.existing import recorded_input
+    from harness.spec.cell_input import recorded_input
     from harness.spec.matrix import expand
 
     # text: data, since chat: data needs a chat template that the arch: presets' placeholder tokenizer has not

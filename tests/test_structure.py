@@ -164,11 +164,29 @@ def test_a_matrix_file_name_cannot_name_a_folder_outside_results(tmp_path, name)
 
 
 # --- the layers -------------------------------------------------------------------------------------------------
-# harness/ is packages in layers, the bottom first (README, "The layout"): a module imports modules of its own
-# package or of a package below it, only at its top (never inside a function, where an import hides from a reader
-# and from this test), and no import cycle exists. `python -m tests.test_structure` prints the package graph read.
+# harness/ is packages in layers, the bottom first (docs/layout.md): a module imports modules of its own package or
+# of a package MAY_IMPORT names for it, only at its top (never inside a function, where an import hides from a
+# reader and from this test), and no import cycle exists. `python -m tests.test_structure` prints the package graph.
 LAYERS = ("core", "data", "stack", "tasks", "spec", "results", "estimate", "run", "process", "evaluation", "report",
           "entry")
+# which package may import which: each a subset of the layers below it, so the graph has no cycle
+MAY_IMPORT: dict[str, set[str]] = {
+    "core": set(),  # files, budgets, the environment, the console: knows nothing of cells
+    "data": {"core"},  # training data and corpora
+    "stack": {"core", "data"},  # models, backends, techniques: what a cell's settings mean to the training stack
+    "tasks": {"core", "data"},  # evaluation tasks, their data
+    "spec": {"core", "data", "stack", "tasks"},  # matrix files and cells, checked against the models they name
+    # the result files: written by run and process, read by everything above; they know cells (spec), never a model
+    # source or the training stack
+    "results": {"core", "spec"},
+    "estimate": {"core", "stack", "spec", "results"},  # predicted memory, calibrated against results
+    "run": {"core", "data", "stack", "spec", "results", "estimate"},  # the measuring process of one cell
+    "process": {"core", "data", "stack", "spec", "results", "estimate", "run"},  # the processes that run cells
+    "evaluation": {"core", "data", "stack", "tasks", "spec", "results"},  # lm-eval over a trained cell
+    # tables, charts, claims: from result files only, so never from the code that runs cells (run, process)
+    "report": {"core", "data", "stack", "tasks", "spec", "results", "estimate", "evaluation"},
+    "entry": set(LAYERS) - {"entry"},  # the command line, the workflow
+}
 # modules directly under harness/: the entry points, the package itself (its version), and flops.py, which stays
 # at the path every published methods.md cites for the FLOPs formula
 TOP_LEVEL = {"harness": "core", "harness.flops": "core", "harness.cli": "entry", "harness.commands": "entry",
@@ -260,8 +278,9 @@ def problems(modules: dict[str, Path], imports: list[Import]) -> list[str]:
         if imp.nested and (imp.importer, imp.target) not in DEFERRED:
             found.append(f"{where}: imports {imp.target} inside a function; import it at the top of the module")
         low, high = layer_of(imp.target), layer_of(imp.importer)
-        if low in LAYERS and high in LAYERS and LAYERS.index(low) > LAYERS.index(high):
-            found.append(f"{where}: {high} imports {imp.target} from {low}, a layer above it")
+        if low in LAYERS and high in LAYERS and low != high and low not in MAY_IMPORT[high]:
+            above = " a layer above it," if LAYERS.index(low) > LAYERS.index(high) else ""
+            found.append(f"{where}: {high} imports {imp.target} from {low},{above} which {high} may not import")
     found += [f"import cycle: {' -> '.join(cycle)}" for cycle in cycles(graph)]
     return found
 
@@ -325,6 +344,10 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 @pytest.mark.parametrize(("files", "expected"), [
     ({"harness/core/a.py": "from harness.report.b import x\n", "harness/report/b.py": "x = 1\n"},
      "harness.core.a:1: core imports harness.report.b from report, a layer above it"),
+    ({"harness/report/a.py": "from harness.process.b import x\n", "harness/process/b.py": "x = 1\n"},
+     "harness.report.a:1: report imports harness.process.b from process, which report may not import"),
+    ({"harness/results/a.py": "from harness.stack.b import x\n", "harness/stack/b.py": "x = 1\n"},
+     "harness.results.a:1: results imports harness.stack.b from stack, which results may not import"),
     ({"harness/core/a.py": "def f():\n    from harness.core import b\n", "harness/core/b.py": ""},
      "harness.core.a:2: imports harness.core.b inside a function"),
     ({"harness/report/a.py": "from . import b\n", "harness/report/b.py": "import harness.report.a\n"},
@@ -337,6 +360,12 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 def test_the_check_fails_on_what_breaks_the_layers(tmp_path, files, expected):
     found = problems(*read_imports(_tree(tmp_path, files)))
     assert any(line.startswith(expected) for line in found), found
+
+
+def test_each_package_may_import_only_packages_below_it():
+    assert set(MAY_IMPORT) == set(LAYERS)
+    for high, lows in MAY_IMPORT.items():
+        assert all(LAYERS.index(low) < LAYERS.index(high) for low in lows), high
 
 
 def test_the_check_passes_a_downward_import_and_a_function_level_torch(tmp_path):

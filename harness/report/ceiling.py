@@ -1,5 +1,5 @@
 """reports/<matrix>/ceiling.csv and the ceiling chart: the longest context each configuration of a ceiling search
-(harness/process/ceiling.py) reached within its budget, with its peak and its speed there; the tables beside
+(harness/results/ceiling.py) reached within its budget, with its peak and its speed there; the tables beside
 them are harness/report/ceiling_report.py's."""
 
 from __future__ import annotations
@@ -13,11 +13,20 @@ import pandas as pd
 from harness.core.atomic_files import write_csv_atomic
 from harness.core.errors import UsageError
 from harness.core.made_folders import make_folders
-from harness.process.ceiling import Search
+from harness.estimate.ceiling import estimated_ceiling
 from harness.report.charts.ceiling import draw
 from harness.report.charts.style import RC, fit_labels, save
+from harness.results.ceiling import Search, kept_search
+from harness.spec.ceiling import CeilingSpec
+from harness.spec.cells import Cell
 from harness.spec.chart_widths import FORMATS, WIDTHS
 from harness.spec.matrix import MatrixError, expand
+
+
+def settled_search(matrix: str, cell: Cell, spec: CeilingSpec, results_dir: Path) -> Search:
+    """A search as its kept probes settle it, the memory estimate's answer beside it; ProbeMissing where it needs a
+    probe, which is never run here."""
+    return kept_search(matrix, cell, spec, results_dir, estimated_ceiling(cell, spec))
 
 
 def measured_on(searches: list[Search]) -> list[str]:

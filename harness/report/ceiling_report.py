@@ -8,10 +8,11 @@ from pathlib import Path
 import pandas as pd
 
 from harness.core.atomic_files import write_text_atomic
-from harness.process.ceiling import GUESS_MARGIN, Search
 from harness.report.ceiling import measured_on, write_csv_and_chart
 from harness.report.ceiling_table import ceiling_table
 from harness.report.tables import LATEX_NEEDS
+from harness.results.ceiling import Search
+from harness.spec.ceiling import GUESS_MARGIN
 
 
 def write_report(matrix: str, searches: list[Search], reports_dir: Path) -> list[Path]:

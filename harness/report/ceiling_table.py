@@ -19,7 +19,7 @@ def _tokens(value: float | None) -> str:
 
 
 def ceiling_table(table: pd.DataFrame) -> Table:
-    """table: ceiling.csv, one row a configuration (harness.process.ceiling.Search.row)."""
+    """table: ceiling.csv, one row a configuration (harness.results.ceiling.Search.row)."""
     iqr = "step_seconds_iqr" in table and bool(table["step_seconds_iqr"].notna().any())
     columns = [Column("configuration", numeric=False), Column("budget", numeric=False),
                Column("longest context that fits (tokens)"), Column("estimated (tokens)"),

@@ -12,12 +12,13 @@ from pathlib import Path
 import pandas as pd
 
 from harness.core.errors import UsageError, one_line
-from harness.process.ceiling import ProbeMissing, kept_search
 from harness.report.aggregate import aggregate
 from harness.report.build import build_report
 from harness.report.calibration import rebuild_calibration
+from harness.report.ceiling import settled_search
 from harness.report.ceiling_report import write_report
 from harness.report.claims import build as claims
+from harness.results.ceiling import ProbeMissing
 from harness.spec.matrix import ceiling_spec, expand, matrix_path, results_folder_owner
 
 
@@ -49,7 +50,7 @@ def ceiling_matrices(reports_dir: Path) -> list[str]:
 def rebuild_ceiling(matrix: str, results_dir: Path, out_dir: Path) -> list[Path]:
     spec = ceiling_spec(matrix)
     cells = expand(matrix)
-    return write_report(cells[0].matrix, [kept_search(matrix, cell, spec, results_dir) for cell in cells], out_dir)
+    return write_report(cells[0].matrix, [settled_search(matrix, cell, spec, results_dir) for cell in cells], out_dir)
 
 
 def _source(matrix: str, results_dir: Path) -> str:

@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.data.training import input_digest
 from harness.results.model import CellResult, EvaluationResult, Status
 from harness.results.store import NewerSchemaError, ResultFileError, check, set_aside, supersede, superseded_path
-from harness.stack.models.facts import folder_digest
+from harness.spec.cell_input import recorded_input
 
 # what an error result records of its cause (records.error.cause): the cell's own, which stands until its input
 # changes, or the machine's or a kill's, which says nothing of the cell, so that the next run measures it again
@@ -76,13 +75,6 @@ def review_evaluation(path: Path, cell_id: str, task: str) -> Redo | None:
     if not isinstance(result, EvaluationResult) or result.cell_id != cell_id or result.task != task:
         return Redo(path, f"{path}: holds another result, not the evaluation of cell {cell_id} on {task}")
     return None
-
-
-def recorded_input(settings: dict[str, Any]) -> dict[str, str]:
-    """What a result records of the input it was measured on: the digest of the user's data and of a local model
-    folder, where it has them."""
-    found = {"data_sha256": input_digest(settings), "model_sha256": folder_digest(str(settings.get("model", "")))}
-    return {key: digest for key, digest in found.items() if digest}
 
 
 def record_input(result: CellResult) -> None:

@@ -1,5 +1,6 @@
 """The `ceiling:` section of a matrix file, and the probes it asks for: a cell at another context, a cell of its
-own. The search itself is harness/process/ceiling.py.
+own, and the bisection over the section's grid that a search follows. The search that runs probes is
+harness/process/ceiling.py; the answer its kept probes give, harness/results/ceiling.py.
 
     ceiling:
       low: 8192          # the search's range of contexts, in tokens
@@ -9,6 +10,7 @@ own. The search itself is harness/process/ceiling.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,3 +64,53 @@ def probe_cell(cell: Cell, context: int) -> Cell:
 
 def probe_folder(results_dir: Path, matrix: str, cell: Cell) -> Path:
     return results_dir / matrix / "ceiling" / cell.cell_id
+
+
+GUESS_MARGIN = 0.10  # the first bracket around the estimate's answer: the estimate is calibrated to within 10%
+
+
+def bisect(fits: Callable[[int], bool], spec: CeilingSpec, guess: int | None = None) -> int | None:
+    """The largest multiple of `resolution` in [low, high] at which `fits` holds, or None where even `low`
+    does not fit. Without a guess it probes low, then high, then halves the bracket: about
+    log2((high - low) / resolution) + 2 probes. With a guess (the memory estimate's answer) it first probes
+    GUESS_MARGIN either side of it, and falls back to the range's ends only where the guess was wrong."""
+    res = spec.resolution
+
+    def on_grid(context: float, up: bool) -> int:
+        steps = -(-context // res) if up else context // res
+        return int(min(max(steps * res, spec.low), spec.high))
+
+    first_low, first_high = spec.low, spec.high
+    if guess is not None:
+        first_low, first_high = on_grid(guess * (1 - GUESS_MARGIN), False), on_grid(guess * (1 + GUESS_MARGIN), True)
+    if not fits(first_low):
+        if first_low == spec.low or not fits(spec.low):
+            return None
+        good, bad = spec.low, first_low  # the guess was too high: the answer is below the bracket
+    elif first_high == first_low:
+        return first_low if first_low == spec.high else _upward(fits, spec, first_low)
+    elif fits(first_high):
+        if first_high == spec.high or fits(spec.high):
+            return spec.high
+        good, bad = first_high, spec.high  # the guess was too low: the answer is above the bracket
+    else:
+        good, bad = first_low, first_high
+    return _halve(fits, res, good, bad)
+
+
+def _upward(fits: Callable[[int], bool], spec: CeilingSpec, good: int) -> int:
+    """From a context that fits, with nothing known above it: the top, else the bracket up to it."""
+    if fits(spec.high):
+        return spec.high
+    return _halve(fits, spec.resolution, good, spec.high)
+
+
+def _halve(fits: Callable[[int], bool], res: int, good: int, bad: int) -> int:
+    while bad - good > res:
+        middle = good + (bad - good) // 2 // res * res
+        middle = max(middle, good + res)
+        if fits(middle):
+            good = middle
+        else:
+            bad = middle
+    return good

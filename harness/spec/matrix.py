@@ -705,7 +705,7 @@ def _predicted_oom_problem(value: Any) -> str | None:
 
 
 def ceiling_spec(name_or_path: str) -> Any:
-    """The matrix's `ceiling:` section (harness/process/ceiling.py), or None."""
+    """The matrix's `ceiling:` section (harness/spec/ceiling.py), or None."""
     _, spec = load_matrix(name_or_path)
     try:
         return CeilingSpec.parse(spec.get("ceiling"))

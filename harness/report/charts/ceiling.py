@@ -22,7 +22,7 @@ REACHED, ESTIMATED, HOST, PINNED, SPEED = TOL_MUTED[0], TOL_MUTED[6], TOL_MUTED[
 
 
 def draw(table: pd.DataFrame, low: int, high: int, width: float = DOUBLE_IN) -> Figure:
-    """`table`: the rows of harness.process.ceiling.Search.row(); `low`, `high`: the searched range."""
+    """`table`: the rows of harness.results.ceiling.Search.row(); `low`, `high`: the searched range."""
     speed = table["tokens_per_second"].notna().any()
     fig, axes = figure(1, 3 if speed else 2, width=width, height=0.3 * max(len(table), 2) + 1.2,
                        sharey=True, gridspec_kw={"width_ratios": [2.2, 1.2, 1.2] if speed else [2.2, 1.2]})

@@ -12,7 +12,7 @@ import pandas as pd
 
 from harness.core.atomic_files import write_csv_atomic, write_text_atomic
 from harness.core.errors import UsageError
-from harness.process.ceiling import estimated_ceiling
+from harness.estimate.ceiling import estimated_ceiling
 from harness.report.claims.measured import Measured, measure
 from harness.report.claims.model import Claim, Published, Reading, load
 from harness.report.claims.verdict import DENSE_BF16, NOT_MEASURED, claimed_mfu, judge
@@ -34,7 +34,7 @@ def _measured_by(reading: Reading) -> str:
 
 
 def _estimate(reading: Reading) -> int | None:
-    """The memory estimate's answer for a ceiling search (harness/process/ceiling.py), a prediction, not a
+    """The memory estimate's answer for a ceiling search (harness/estimate/ceiling.py), a prediction, not a
     measurement."""
     if reading.ceiling is None:
         return None

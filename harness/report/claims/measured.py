@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.process.ceiling import kept_probes, settled
 from harness.report.claims.model import Reading
 from harness.results import CellResult, read, result_path
+from harness.results.ceiling import kept_probes, settled
 from harness.spec.ceiling import probe_folder
 from harness.spec.matrix import ceiling_spec, expand
 
