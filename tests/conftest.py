@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -66,3 +67,25 @@ def run_vramlab(*args: str, cwd: Path, cache: Path, timeout: int = 600,
 
     return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout, preexec_fn=limit if address_space else None)
+
+
+def repository_files(folder: Path) -> list[Path]:
+    """The files under a folder of this checkout that the repository holds (committed, or new and not ignored): never
+    an ignored output of an earlier run here, such as the main job's results/<matrix>/reproductions/ (.gitignore)."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", str(folder)],
+                            cwd=REPO, capture_output=True, text=True)
+    if listed.returncode != 0:  # no git checkout (an unpacked archive), so no run's outputs among the files either
+        return sorted(p for p in Path(folder).rglob("*") if p.is_file())
+    return sorted(p for name in listed.stdout.split("\0") if name and (p := REPO / name).is_file())
+
+
+def copy_repository_files(source: Path, target: Path, leave_out: tuple[str, ...] = ()) -> Path:
+    """shutil.copytree of what the repository holds under source (repository_files), without the folders named in
+    leave_out."""
+    for path in repository_files(source):
+        relative = path.relative_to(source)
+        if set(relative.parts) & set(leave_out):
+            continue
+        (target / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target / relative)
+    return target

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, copy_repository_files
 
 # every test here runs vramlab or Snakemake in a child process: seconds each (README, "Run the tests")
 pytestmark = pytest.mark.slow
@@ -162,7 +162,7 @@ def test_a_damaged_result_is_set_aside_and_its_cell_measured_again(tmp_path, cac
 
 
 def test_aggregate_names_a_bad_result_file_instead_of_a_traceback(tmp_path):
-    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    copy_repository_files(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
     victim = sorted((tmp_path / "results" / "smoke").glob("*.json"))[0]
     data = json.loads(victim.read_text())
     data["metrics"]["tokens_per_second"] = "fast"
@@ -300,7 +300,7 @@ def test_commands_given_what_they_cannot_use_say_so_in_one_line(tmp_path):
     assert sorted(p.name for p in (tmp_path / "reports" / "m").iterdir()) == \
         ["cells.csv", "design.json", "environment.csv", "estimate.csv", "steps.csv"]  # nothing more written
 
-    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    copy_repository_files(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
     cell = sorted((tmp_path / "results" / "smoke").glob("*.json"))[0].stem
     _one_line_error(_vramlab("evaluate", "--matrix", "smoke", "--cell", cell, "--results-dir",
                              str(tmp_path / "results"), cwd=REPO), "has no `evaluation:` section")
@@ -323,7 +323,7 @@ def test_an_empty_matrix_in_config_is_an_error_not_the_default(tmp_path):
 @pytest.mark.parametrize(("word", "reproduces"), [("on", True), ("yes", True), ("True", True), ("off", False),
                                                   ("maybe", None)])
 def test_reproduce_is_yes_or_no_never_silently_no(tmp_path, word, reproduces):
-    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    copy_repository_files(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
     done = _snakemake_dry(tmp_path, "matrix=smoke", f"reproduce={word}")
     if reproduces is None:
         said = done.stdout + done.stderr  # Snakemake prints a Snakefile's error on stdout
@@ -335,7 +335,7 @@ def test_reproduce_is_yes_or_no_never_silently_no(tmp_path, word, reproduces):
 
 
 def test_paths_and_task_names_a_command_cannot_use_are_one_line(tmp_path):
-    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    copy_repository_files(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
     cell = sorted((tmp_path / "results" / "smoke").glob("*.json"))[0].stem
     before = sorted(p for p in tmp_path.rglob("*"))
     for task, expected in (("../../x", "'../../x' is not a task name"),

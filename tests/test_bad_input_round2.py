@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, copy_repository_files
 
 # nearly every test here runs vramlab or Snakemake in a child process: seconds each (README, "Run the tests")
 pytestmark = pytest.mark.slow
@@ -87,7 +87,7 @@ def test_tables_and_text_are_written_whole_or_not_at_all(tmp_path):
 
 # 3, 14: a result from a newer vramlab is kept and refused, by run-cell and by Snakemake, dry or not
 def test_a_result_from_a_newer_vramlab_is_kept_and_refused(tmp_path):
-    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    copy_repository_files(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
     newer = tmp_path / "results" / "smoke" / "d9946bcf27e9.json"
     data = json.loads(newer.read_text())
     newer.write_text(json.dumps({**data, "schema_version": 3}))
@@ -109,7 +109,7 @@ def test_a_cell_renamed_after_it_ran_is_reported_under_its_new_name(tmp_path):
     text = (REPO / "ablations" / "loss-path-16gb.yaml").read_text()
     first = text.split("name: ", 1)[1].split(",")[0].split("}")[0].strip()
     (tmp_path / "ablations" / "loss-path-16gb.yaml").write_text(text.replace(f"name: {first}", "name: renamed", 1))
-    shutil.copytree(REPO / "results" / "loss-path-16gb", tmp_path / "results" / "loss-path-16gb")
+    copy_repository_files(REPO / "results" / "loss-path-16gb", tmp_path / "results" / "loss-path-16gb")
     assert _vramlab("aggregate", "loss-path-16gb", cwd=tmp_path).returncode == 0
     import pandas as pd
 
@@ -173,7 +173,7 @@ DAMAGE = [
 
 @pytest.mark.parametrize(("name", "damage", "expected"), DAMAGE)
 def test_a_damaged_report_table_is_one_line_and_nothing_is_written(tmp_path, name, damage, expected):
-    shutil.copytree(REPO / "reports" / "smoke", tmp_path / "smoke")
+    copy_repository_files(REPO / "reports" / "smoke", tmp_path / "smoke")
     path = tmp_path / "smoke" / name
     if damage is None:
         path.unlink()
@@ -185,7 +185,7 @@ def test_a_damaged_report_table_is_one_line_and_nothing_is_written(tmp_path, nam
 
 
 def test_text_in_a_number_column_is_named(tmp_path):
-    shutil.copytree(REPO / "reports" / "smoke", tmp_path / "smoke")
+    copy_repository_files(REPO / "reports" / "smoke", tmp_path / "smoke")
     import pandas as pd
 
     cells = pd.read_csv(tmp_path / "smoke" / "cells.csv", dtype=str)
@@ -264,7 +264,7 @@ def test_a_vocabulary_source_without_slicing_is_a_declared_conflict(tmp_path):
 def test_run_cell_checks_its_context_and_its_out_folder(tmp_path):
     _one_line(_vramlab("run-cell", "--matrix", "smoke", "--cell", "d9946bcf27e9", "--results-dir",
                        str(tmp_path / "results"), "--context", "100000"), "8,192 positions")
-    shutil.copytree(REPO / "results" / "seed-16gb", tmp_path / "results" / "seed-16gb")
+    copy_repository_files(REPO / "results" / "seed-16gb", tmp_path / "results" / "seed-16gb")
     before = _files(tmp_path)
     _one_line(_vramlab("run-cell", "--matrix", "smoke", "--cell", "d9946bcf27e9", "--out",
                        str(tmp_path / "results" / "seed-16gb" / "d9946bcf27e9.json")),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, TINY, write_matrix
+from tests.conftest import REPO, TINY, copy_repository_files, write_matrix
 
 # the helpers of the second round: one vramlab in a child process, its one line, a folder's files
 from tests.test_bad_input_round2 import GOOD, _files, _one_line, _vramlab
@@ -33,7 +33,7 @@ def _tiny_cell(tmp_path: Path) -> tuple[Path, str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("out_given", [False, True])
 def test_force_never_replaces_a_measured_result_with_a_skip(tmp_path, out_given):
-    shutil.copytree(REPO / "results" / "seed-16gb", tmp_path / "results" / "seed-16gb")
+    copy_repository_files(REPO / "results" / "seed-16gb", tmp_path / "results" / "seed-16gb")
     before = _files(tmp_path)
     out = ["--out", str(tmp_path / "results" / "seed-16gb" / f"{SEED_STACK}.json")] if out_given else []
     done = _vramlab("run-cell", "--force", "--matrix", "seed-16gb", "--cell", "seed-stack", "--results-dir",
@@ -269,7 +269,7 @@ def test_readers_of_results_folders_skip_a_result_being_written(tmp_path):
     from harness.spec.matrix import find_cell
 
     seed = tmp_path / "seed-16gb"
-    shutil.copytree(REPO / "results" / "seed-16gb", seed, ignore=shutil.ignore_patterns("superseded", "damaged"))
+    copy_repository_files(REPO / "results" / "seed-16gb", seed, leave_out=("superseded", "damaged"))
     (seed / f".{SEED_STACK}.x1y2.tmp.json").write_text("")
     assert calibration.rows([seed]) == calibration.rows([REPO / "results" / "seed-16gb"])
     assert outside.derive([seed]) == outside.derive([REPO / "results" / "seed-16gb"])
@@ -277,13 +277,13 @@ def test_readers_of_results_folders_skip_a_result_being_written(tmp_path):
 
     probe_id = sorted((REPO / "results" / "ceiling-16gb" / "ceiling").iterdir())[0].name
     probes = tmp_path / "probes"
-    shutil.copytree(REPO / "results" / "ceiling-16gb" / "ceiling" / probe_id, probes)
+    copy_repository_files(REPO / "results" / "ceiling-16gb" / "ceiling" / probe_id, probes)
     (probes / ".abc.x1y2.tmp.json").write_text("")
     assert kept_probes(probes, find_cell("ceiling-16gb", probe_id))
 
     evaluations = tmp_path / "evaluations"
     old, new = "dfc7878630a7", "0123456789ab"
-    shutil.copytree(REPO / "results" / "quality-smollm2" / "evaluations" / old, evaluations / old)
+    copy_repository_files(REPO / "results" / "quality-smollm2" / "evaluations" / old, evaluations / old)
     (evaluations / old / ".text_de.x1y2.tmp.json").write_text("")
     _move_evaluations(evaluations, old, new)
     assert (evaluations / new / "text_de.json").is_file()

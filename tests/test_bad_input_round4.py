@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, copy_repository_files
 from tests.test_bad_input_round2 import _files, _one_line, _vramlab  # the house's helpers
 
 F = 'model: "arch:tiny-llama", data: zipf, device: cpu, warmup_steps: 0, steps: 1, context: 64'
@@ -198,7 +198,7 @@ def test_compare_refuses_another_cells_result_as_a_reproduction(tmp_path):
     from harness.results import ResultFileError
 
     results = tmp_path / "results"
-    shutil.copytree(REPO / "results" / "smoke", results / "smoke")
+    copy_repository_files(REPO / "results" / "smoke", results / "smoke")
     (results / "smoke" / "reproductions" / "vm").mkdir(parents=True)
     shutil.copy(results / "smoke" / "c5338522d7ed.json", results / "smoke" / "reproductions" / "vm" /
                 "d9946bcf27e9.json")  # the result of the cell at context 256 as the one at 128
@@ -230,23 +230,21 @@ def test_run_cell_says_what_is_wrong_with_where_it_would_write(tmp_path, given, 
 
 def _copies(tmp_path: Path, *folders: str) -> Path:
     """Copies of the committed folders (reports/, results/) to point a command at; it runs from this worktree."""
-    import shutil
 
     for folder in folders:
-        shutil.copytree(REPO / folder, tmp_path / folder)
+        copy_repository_files(REPO / folder, tmp_path / folder)
     return tmp_path
 
 
 # C36, C45: claims from a results folder that is missing, or holds none of the claims' results, replaces nothing
 @pytest.mark.parametrize("given", ["nonexistent", "results/smoke"])
 def test_claims_from_a_folder_without_their_results_is_refused(tmp_path, given):
-    import shutil
 
     from harness.core.errors import UsageError
     from harness.report.claims.build import write
 
-    shutil.copytree(REPO / "reports" / "claims", tmp_path / "reports" / "claims")
-    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    copy_repository_files(REPO / "reports" / "claims", tmp_path / "reports" / "claims")
+    copy_repository_files(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
     before = _files(tmp_path / "reports")
     with pytest.raises(UsageError, match="does not exist" if given == "nonexistent" else "holds no result"):
         write(tmp_path / given, tmp_path / "reports")
@@ -262,17 +260,17 @@ def test_a_report_is_not_replaced_by_one_that_measures_less(tmp_path):
     from harness.report.aggregate import aggregate
     from harness.report.claims.build import write
 
-    shutil.copytree(REPO / "reports" / "claims", tmp_path / "reports" / "claims")
+    copy_repository_files(REPO / "reports" / "claims", tmp_path / "reports" / "claims")
     for matrix in ("ceiling-16gb", "seed-16gb"):
-        shutil.copytree(REPO / "results" / matrix, tmp_path / "results" / matrix)
+        copy_repository_files(REPO / "results" / matrix, tmp_path / "results" / matrix)
     shutil.rmtree(tmp_path / "results" / "ceiling-16gb")  # the seed's claim is read from a ceiling search
     before = _files(tmp_path / "reports")
     with pytest.raises(UsageError, match=r"readings measured that .* holds no result for"):
         write(tmp_path / "results", tmp_path / "reports")
     assert _files(tmp_path / "reports") == before
 
-    shutil.copytree(REPO / "reports" / "smoke", tmp_path / "reports" / "smoke")
-    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    copy_repository_files(REPO / "reports" / "smoke", tmp_path / "reports" / "smoke")
+    copy_repository_files(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
     next((tmp_path / "results" / "smoke").glob("*.json")).unlink()
     before = _files(tmp_path / "reports")
     with pytest.raises(UsageError, match="1 cells measured that"):

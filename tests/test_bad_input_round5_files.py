@@ -8,7 +8,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -24,7 +23,7 @@ from harness.core.errors import UsageError
 from harness.results import ResultFileError, check, store
 from harness.results.lock import lock_path, result_lock
 from harness.workflow import check_writable
-from tests.conftest import REPO, run_vramlab
+from tests.conftest import REPO, copy_repository_files, run_vramlab
 from tests.test_bad_input_round2 import _files
 
 TINY = """fixed: {model: "arch:tiny-llama", data: zipf, device: cpu, context: 64, steps: 1, warmup_steps: 0}
@@ -249,7 +248,7 @@ def test_a_result_file_is_read_no_further_than_the_limit(tmp_path, monkeypatch):
 ], ids=["cut-in-its-header", "a-header-only", "a-folder"])
 def test_report_on_a_damaged_table_says_what_is_wrong_and_writes_nothing(tmp_path, capsys, damage, expected):
     reports = tmp_path / "reports"
-    shutil.copytree(REPO / "reports" / "smoke", reports / "smoke")
+    copy_repository_files(REPO / "reports" / "smoke", reports / "smoke")
     damage(reports / "smoke" / "cells.csv")
     before = {p: p.read_bytes() for p in (reports / "smoke").iterdir() if p.is_file()}
     assert cli.main(["report", "smoke", "--reports-dir", str(reports)]) == 2
@@ -286,7 +285,7 @@ def test_a_killed_writers_temporary_file_goes_with_the_next_write(tmp_path):
 
 def test_the_next_report_removes_what_a_killed_one_left(tmp_path, capsys):
     reports = tmp_path / "reports"
-    shutil.copytree(REPO / "reports" / "smoke", reports / "smoke")
+    copy_repository_files(REPO / "reports" / "smoke", reports / "smoke")
     gone = subprocess.Popen(["true"])
     gone.wait()
     host = writer_host()
@@ -294,7 +293,8 @@ def test_the_next_report_removes_what_a_killed_one_left(tmp_path, capsys):
     stale.write_bytes(b"")
     assert cli.main(["report", "smoke", "--reports-dir", str(reports)]) == 0
     assert not stale.exists()
-    assert _files(reports / "smoke") == _files(REPO / "reports" / "smoke")
+    committed = copy_repository_files(REPO / "reports" / "smoke", tmp_path / "committed")
+    assert _files(reports / "smoke") == _files(committed)
 
 
 # I-sigint-snakemake: Snakemake's own tracebacks at a second SIGINT are said where interruptions are

@@ -19,7 +19,7 @@ from harness.process import spare
 from harness.report.reproduce import write_comparison
 from harness.results.store import ResultFileError, check
 from harness.workflow import check_config
-from tests.conftest import REPO
+from tests.conftest import REPO, copy_repository_files
 
 TINY = """fixed: {model: "arch:tiny-llama", data: zipf, device: cpu, context: 64, steps: 1, warmup_steps: 0%s}
 axes: {adapter: [lora, rslora]}
@@ -163,7 +163,7 @@ def test_an_include_entry_that_sets_nothing_is_refused(tmp_path, capsys, entry):
 # the file was missing
 def _smoke_copy(tmp_path: Path) -> Path:
     folder = tmp_path / "results" / "smoke"
-    shutil.copytree(REPO / "results" / "smoke", folder)
+    copy_repository_files(REPO / "results" / "smoke", folder)
     return folder
 
 
@@ -289,7 +289,7 @@ def test_a_spare_serves_only_the_process_that_started_it(capsys):
 # C11, C12: compare over a reproduction cut short said "agrees ... 1 of 1" and ended the resume
 def test_compare_refuses_a_reproduction_that_has_not_reached_every_published_cell(tmp_path):
     results = tmp_path / "results"
-    shutil.copytree(REPO / "results" / "smoke", results / "smoke")
+    copy_repository_files(REPO / "results" / "smoke", results / "smoke")
     (results / "smoke" / "reproductions" / "vm").mkdir(parents=True)
     copy = results / "smoke" / "reproductions" / "vm" / "d9946bcf27e9.json"
     shutil.copy(results / "smoke" / "d9946bcf27e9.json", copy)
@@ -536,7 +536,7 @@ def test_run_cell_refuses_a_log_among_another_matrix_results_and_out_with_result
 
 # R70 (round 8): report over another matrix's tables titled them with this matrix's name
 def test_report_refuses_tables_of_another_matrix(tmp_path, capsys):
-    shutil.copytree(REPO / "reports" / "seed-16gb", tmp_path / "smoke")
+    copy_repository_files(REPO / "reports" / "seed-16gb", tmp_path / "smoke")
     before = {p.name: p.read_bytes() for p in (tmp_path / "smoke").iterdir()}
     _refused(["report", "smoke", "--reports-dir", str(tmp_path)], capsys, "are no cells of the matrix smoke")
     assert {p.name: p.read_bytes() for p in (tmp_path / "smoke").iterdir()} == before

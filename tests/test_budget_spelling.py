@@ -14,7 +14,7 @@ from harness.results.budget_spelling import respell, respelled_config
 from harness.spec.cells import cell_id_of
 from harness.spec.matrix import expand_spec
 from harness.spec.settings import defaults
-from tests.conftest import REPO, run_vramlab
+from tests.conftest import REPO, repository_files, run_vramlab
 
 
 def cell(budget, **more):
@@ -58,7 +58,7 @@ def test_host_budgets_have_one_spelling_too_and_none_stays_out_of_the_id():
 
 def test_no_committed_result_changes_its_id():
     """results/ holds GPU measurements keyed by cell id: the spellings they were made with are canonical."""
-    paths = list((REPO / "results").rglob("*.json"))
+    paths = [p for p in repository_files(REPO / "results") if p.suffix == ".json"]
     configs = [data["config"] for p in paths for data in [json.loads(p.read_text())]
                if isinstance(data, dict) and isinstance(data.get("config"), dict)]
     assert len(configs) > 250

@@ -12,7 +12,7 @@ import pytest
 
 from harness.spec.ceiling import CeilingSpec, CeilingSpecError, bisect, probe_cell
 from harness.spec.matrix import PROBE_POSITIONS_FACTOR, MatrixError, check_cell, expand, expand_spec, find_cell
-from tests.conftest import REPO, write_matrix
+from tests.conftest import REPO, copy_repository_files, write_matrix
 
 
 @pytest.mark.parametrize(("limit", "expected"), [
@@ -157,13 +157,12 @@ def test_kept_probes_settle_an_answer_only_next_to_a_miss_or_at_the_top(fits, ex
 def test_the_committed_probes_settle_a_search_whatever_the_estimate_says_now(tmp_path):
     """The tiled MLP's search started from an estimate of 77,824 tokens; today's estimate would start it
     elsewhere, at contexts never probed. The kept probes already hold 69,632 ok and 70,656 oom: no probe runs."""
-    import shutil
 
     from harness.process import ceiling
 
     cell = next(c for c in expand("ceiling-16gb") if c.name == "unsloth-offload-tiled-mlp")
     source = REPO / "results" / "ceiling-16gb" / "ceiling" / cell.cell_id
-    shutil.copytree(source, tmp_path / "ceiling-16gb" / "ceiling" / cell.cell_id)
+    copy_repository_files(source, tmp_path / "ceiling-16gb" / "ceiling" / cell.cell_id)
 
     def must_not_run(*args):
         raise AssertionError(f"a probe was run: {args}")

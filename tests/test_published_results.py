@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, copy_repository_files
 
 # every test here runs vramlab or Snakemake in a child process: seconds each (README, "Run the tests")
 pytestmark = pytest.mark.slow
@@ -206,7 +206,7 @@ def test_every_argument_is_checked_before_any_file_is_touched(tmp_path):
 
 
 def test_aggregate_refuses_a_file_that_holds_another_cells_result(tmp_path):
-    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    copy_repository_files(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
     first, second = sorted((tmp_path / "results" / "smoke").glob("*.json"))[:2]
     second.write_bytes(first.read_bytes())
     done = subprocess.run([sys.executable, "-m", "harness", "aggregate", "smoke", "--results-dir",
@@ -255,7 +255,7 @@ def test_an_error_caused_by_data_that_has_changed_since_is_measured_again(tmp_pa
 def test_forcing_snakemake_on_a_machine_that_cannot_run_the_cells_keeps_their_results(tmp_path, cache_dir):
     """`snakemake -F` deletes a job's outputs before running it; a published result is no such output: run-cell
     decides, and on a machine without a CUDA GPU it keeps the GPU cells' results."""
-    shutil.copytree(REPO / "results" / "seed-16gb", tmp_path / "results" / "seed-16gb")
+    copy_repository_files(REPO / "results" / "seed-16gb", tmp_path / "results" / "seed-16gb")
     before = snapshot(tmp_path / "results")
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
                "--cores", "1", "-F", "--config", "matrix=seed-16gb"]
