@@ -153,7 +153,14 @@ if _UNREPRODUCIBLE:
           "results are kept as they are)")
 REPRODUCTIONS = expand(f"{RESULTS}/{NAME}/reproductions/{MACHINE}/{{cell_id}}.json", cell_id=PUBLISHED)
 COMPARISON = [f"{REPORTS}/{NAME}/reproductions/{MACHINE}/comparison.md"] if PUBLISHED else []
-if PUBLISHED:
+# a run after one that reproduced every cell measures nothing: it says so, and gives the comparison again
+REPRODUCED_BEFORE = bool(PUBLISHED) and all(Path(p).is_file() for p in REPRODUCTIONS + COMPARISON)
+if REPRODUCED_BEFORE:
+    NOTES.append(f"the {len(PUBLISHED)} published cells of '{NAME}' were reproduced on this machine ({MACHINE}) by an "
+                 f"earlier run, into {RESULTS}/{NAME}/reproductions/{MACHINE}/, so none is measured again (delete "
+                 "that folder to measure them again); the comparison it ended with:")
+    NOTES.append(Path(COMPARISON[0]).read_text().splitlines()[0] + f"  ({COMPARISON[0]})")
+elif PUBLISHED:
     NOTES.append(f"reproducing the {len(PUBLISHED)} published cells of '{NAME}' on this machine ({MACHINE}), into "
                  f"{RESULTS}/{NAME}/reproductions/{MACHINE}/, then comparing them with the published results")
 
@@ -167,9 +174,11 @@ def _without_provenance(paths):
 
 _foreign = _without_provenance([p for p in (result_path(Path(RESULTS), NAME, i) for i in WITH_RESULT)
                                 if p not in {r.path for r in REDO}])
+# Snakemake's own note ("N jobs have missing provenance/metadata") sounds like a fault; it is not one. Snakemake
+# prints it in a dry run only, so this is said there only (_prepare)
+DRY_RUN_NOTES = []
 if _foreign:
-    # Snakemake's own note ("N jobs have missing provenance/metadata") sounds like a fault; it is not one
-    NOTES.append(f"{len(_foreign)} result files of '{NAME}' were made elsewhere (committed, or copied here), so "
+    DRY_RUN_NOTES.append(f"{len(_foreign)} result files of '{NAME}' were made elsewhere (committed, or copied here), so "
                  "Snakemake has no record of making them and will note that jobs have 'missing provenance/metadata'. "
                  "Nothing is wrong: " + ("with --config replace=true and -F (or -R cell) they are measured again "
                                          "and replaced, each kept in results/superseded/" if REPLACE
@@ -219,7 +228,7 @@ def _prepare(wildcards):
         _PREPARED.append(True)
         if workflow.is_main_process:  # a cluster job's own Snakemake reads this file again: told once, here
             _refuse_forced_replacement()
-            for note in NOTES:
+            for note in NOTES + (DRY_RUN_NOTES if workflow.dryrun else []):
                 print(f"vramlab: {note}", file=sys.stderr)
         if _executing():
             claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX))
@@ -245,7 +254,8 @@ rule all:
 
 
 onsuccess:
-    if COMPARISON and Path(COMPARISON[0]).is_file():
+    # (a run with nothing to do ends before this: its notes gave the comparison)
+    if COMPARISON and Path(COMPARISON[0]).is_file() and not REPRODUCED_BEFORE:
         print(Path(COMPARISON[0]).read_text().splitlines()[0] + f"  ({COMPARISON[0]})", file=sys.stderr)
 
 

@@ -25,7 +25,10 @@ from harness.report.aggregate import checked_result, load_results
 from harness.results import CellResult
 
 LOSS_TOLERANCE = 0.02  # relative difference of the final training loss, same software
-MEMORY_TOLERANCE = 0.05  # relative difference of the whole-process device peak, same device model
+MEMORY_TOLERANCE = 0.05  # relative difference of the whole-process device peak, same GPU model
+# On a CPU the "device" peak is the process's resident set (ru_maxrss), which moves from run to run with how the
+# allocator's arenas fall among threads: FRESH-CLONE RUNS PENDING (docs/reproducing.md, "The CPU memory tolerance").
+CPU_MEMORY_TOLERANCE = 0.10
 SOFTWARE = ("torch", "transformers", "peft", "trl")
 
 
@@ -43,8 +46,9 @@ def reproduction_dir(results_dir: Path, matrix: str, machine: str) -> Path:
 
 def describe_tolerances() -> str:
     return (f"same status; final training loss within {LOSS_TOLERANCE:.0%} where the software ({', '.join(SOFTWARE)}) "
-            f"is the same; device memory peak within {MEMORY_TOLERANCE:.0%} on the same device model; "
-            "throughput reported as a ratio, never judged")
+            f"is the same; device memory peak within {MEMORY_TOLERANCE:.0%} on the same GPU model, the process's "
+            f"resident peak within {CPU_MEMORY_TOLERANCE:.0%} on the same CPU model; throughput reported as a ratio, "
+            "never judged")
 
 
 @dataclass
@@ -78,9 +82,10 @@ def compare(reference: CellResult, mine: CellResult) -> Comparison:
         out.differences.append(f"status {mine.status.value}, published {reference.status.value}")
     out.memory_ratio = _ratio(mine.metrics.peak_device_bytes, reference.metrics.peak_device_bytes)
     out.throughput_ratio = _ratio(mine.metrics.tokens_per_second, reference.metrics.tokens_per_second)
+    tolerance = MEMORY_TOLERANCE if reference.environment and reference.environment.gpu else CPU_MEMORY_TOLERANCE
     if _device(reference) != _device(mine):
         out.not_judged.append(f"memory (published on {_device(reference)})")
-    elif out.memory_ratio is not None and abs(out.memory_ratio - 1) > MEMORY_TOLERANCE:
+    elif out.memory_ratio is not None and abs(out.memory_ratio - 1) > tolerance:
         out.differences.append(f"device peak ×{out.memory_ratio:.3f}")
     losses = [[x for x in r.metrics.loss if x is not None] for r in (reference, mine)]
     if losses[0] and losses[1]:
