@@ -45,7 +45,7 @@ def _stop(err):
 
 try:
     # every --config value, before anything is read (harness/workflow.py); a `--config` without `=` is refused by
-    # Snakemake's own parser before this file is read (README, "Which matrix runs"); and every VRAMLAB_* variable,
+    # Snakemake's own parser before this file is read (docs/reproducing.md, "Which matrix runs"); and every VRAMLAB_* variable,
     # as each vramlab command checks them before it starts
     check_config(config, sys.argv)
     check_all()

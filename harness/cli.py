@@ -134,6 +134,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("source", help="a GGUF model source: package:<name> or gguf:<file>")
 
     sub.add_parser("default-matrix", help="the matrix `snakemake` runs when none is given, and why")
+
+    p = sub.add_parser("readme", help="rewrite the README's generated blocks (tables, summaries, figures) from the "
+                                      "committed reports and results")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing: exit 1 naming the blocks that differ from what the reports give")
+    p.add_argument("--file", default="README.md", help="the README whose blocks are rewritten")
     return top
 
 

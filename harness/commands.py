@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from harness.core.atomic_files import write_text_atomic
 from harness.core.cache import check_cache_usable
 from harness.core.console import send_to_log
 from harness.core.environment import cuda_present
@@ -37,6 +38,7 @@ from harness.report.build import build_report
 from harness.report.ceiling import settled_search
 from harness.report.ceiling_report import write_report
 from harness.report.claims import build as claims
+from harness.report.readme import block_names, rewritten
 from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
@@ -110,6 +112,30 @@ def _cmd_matrices(args: argparse.Namespace) -> int:
         print(textwrap.fill(f"needs: {found.needs()}", 118, initial_indent="    ", subsequent_indent="      "))
     if not args.json:
         print("Run one with `snakemake --cores 1 --config matrix=NAME`; `vramlab cells NAME` lists its cells.")
+    return 0
+
+
+def _cmd_readme(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"readme: no file {path}; run it in the repository's folder, or give --file")
+    text = path.read_text(encoding="utf-8")
+    names = block_names(text)
+    if not names:
+        raise UsageError(f"readme: {path} has no generated block (<!-- generated: NAME --> ... "
+                         "<!-- end generated: NAME -->)")
+    again, changed = rewritten(text, path.parent)
+    if args.check:
+        if changed:
+            print(f"vramlab readme: {len(changed)} of the {len(names)} generated blocks of {path} differ from what "
+                  f"the reports give ({', '.join(changed)}); run `vramlab readme` to rewrite them", file=sys.stderr)
+            return 1
+        print(f"{path}: its {len(names)} generated blocks are what the reports give")
+        return 0
+    if changed:
+        write_text_atomic(path, again)
+    print(f"{path}: {len(changed)} of its {len(names)} generated blocks rewritten"
+          + (f" ({', '.join(changed)})" if changed else ""))
     return 0
 
 
@@ -489,6 +515,7 @@ def _cmd_run_cell_worker(args: argparse.Namespace) -> int:
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "validate": _cmd_validate, "cells": _cmd_cells, "matrices": _cmd_matrices, "settings": _cmd_settings,
+    "readme": _cmd_readme,
     "estimate": _cmd_estimate, "run-cell": _cmd_run_cell, "run-cell-worker": _cmd_run_cell_worker,
     "spare": _cmd_spare, "evaluate": _cmd_evaluate, "ceiling": _cmd_ceiling, "claims": _cmd_claims,
     "compare": _cmd_compare, "check": _cmd_check, "schema": _cmd_schema, "migrate": _cmd_migrate,

@@ -253,9 +253,9 @@ def test_config_keys_given_twice_are_found_on_snakemakes_command_line():
 
 
 # 7: the parser error Snakemake raises before the Snakefile is read is explained where --config is
-def test_the_readme_explains_a_config_without_equals():
-    readme = (REPO / "README.md").read_text()
-    section = " ".join(readme.split("## Which matrix runs", 1)[1].split("\n## ", 1)[0].split())
+def test_the_docs_explain_a_config_without_equals():
+    page = (REPO / "docs" / "reproducing.md").read_text()
+    section = " ".join(page.split("## Which matrix runs", 1)[1].split("\n## ", 1)[0].split())
     assert "Config entries have to be defined as name=value pairs" in section and "--config matrix" in section
 
 

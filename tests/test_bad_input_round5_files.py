@@ -1,4 +1,4 @@
-"""Bad input, fifth round (docs/bad-input/round5.md), its cases of files, folders, the environment and the
+"""Bad input, fifth round (tests/bad_input_trials/round5.md), its cases of files, folders, the environment and the
 workflow: each is one line naming what is wrong (and the path), a non-zero exit, and nothing written or left
 behind. A full disk is simulated by making a write fail as a full disk fails it (tests run unprivileged), a
 read-only folder by what access(2) answers. Tests that run vramlab or Snakemake in a child process are slow."""
@@ -137,7 +137,7 @@ def test_every_vramlab_variable_the_repository_names_is_known():
     # the trial reports quote the misspelling they tried, and this file names unknown ones; the scripts of the shared
     # device folder set the cache
     here = Path(__file__).resolve().relative_to(REPO).as_posix()
-    paths = [REPO / f for f in files if not f.startswith("docs/bad-input/") and f != here] + \
+    paths = [REPO / f for f in files if not f.startswith("tests/bad_input_trials/") and f != here] + \
         sorted((REPO.parent / "shared" / "device").glob("*.sh"))
     names = {m.decode() for p in paths if p.is_file() for m in re.findall(rb"VRAMLAB_[A-Z0-9_]*[A-Z0-9]",
                                                                            p.read_bytes())}
@@ -298,7 +298,7 @@ def test_the_next_report_removes_what_a_killed_one_left(tmp_path, capsys):
 
 
 # I-sigint-snakemake: Snakemake's own tracebacks at a second SIGINT are said where interruptions are
-def test_the_readme_says_what_a_second_sigint_prints():
-    text = " ".join((REPO / "README.md").read_text().split())
+def test_the_docs_say_what_a_second_sigint_prints():
+    text = " ".join((REPO / "docs" / "resuming.md").read_text().split())
     assert "a second SIGINT while Snakemake waits for its jobs to end" in text
     assert "makes Snakemake print tracebacks of its own executor" in text

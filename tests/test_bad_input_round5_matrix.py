@@ -1,4 +1,4 @@
-"""Bad input, fifth round, matrix and run cases (docs/bad-input/round5.md, "Non-clear cases"): a matrix that can
+"""Bad input, fifth round, matrix and run cases (tests/bad_input_trials/round5.md, "Non-clear cases"): a matrix that can
 measure nothing, or measures a thing other than it says, is refused before any cell runs, in one line naming the
 file, the place and the setting, exit 2, nothing written. In-process, so that they stay in the fast tier."""
 

@@ -1,5 +1,5 @@
-"""Bad input, sixth round (docs/bad-input/round6.md): the cases an independent trial on main found not clear, each
-one line naming what is wrong, a non-zero exit, and nothing written."""
+"""Bad input, sixth round (tests/bad_input_trials/round6.md): the cases an independent trial on main found not clear,
+each one line naming what is wrong, a non-zero exit, and nothing written."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bad input, sixth round (docs/bad-input/round6.md), the calibration's reading and a foreign JSON file: the
+"""Bad input, sixth round (tests/bad_input_trials/round6.md), the calibration's reading and a foreign JSON file: the
 calibration reads its result files as every other result reader does (bounded, validated, the file named), and a
 JSON file with no schema_version is told as no vramlab result, not as one from a newer vramlab."""
 

@@ -1,5 +1,5 @@
-"""Bad input, seventh round (docs/bad-input/round7.md): the cases an independent trial on main found not clear, each
-one line naming what is wrong, a non-zero exit, and nothing written."""
+"""Bad input, seventh round (tests/bad_input_trials/round7.md): the cases an independent trial on main found not
+clear, each one line naming what is wrong, a non-zero exit, and nothing written."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The committed cell-time trial (results/benchmarks/cell-time-trial/): its comparison is what its files say,
-and what the README says of it holds: peaks unchanged, every cell fresh, the shorter exit."""
+and what docs/gpu.md says of it holds: peaks unchanged, every cell fresh, the shorter exit."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_the_measuring_process_exits_sooner_once_its_result_is_written():
     table = load(TRIAL)
     inside = table[[c for c in table.columns if c.startswith("phase:")]].sum(axis=1)
     outside = (table["wall"] - inside).groupby(table["variant"])
-    # as the README rounds them
+    # as docs/gpu.md rounds them
     assert (round(outside.min()["before"], 1), round(outside.max()["before"], 1)) == (3.0, 5.6)
     assert (round(outside.min()["after"], 1), round(outside.max()["after"], 1)) == (1.1, 2.4)
 
@@ -60,7 +60,7 @@ def test_the_whole_matrix_comparison_is_what_its_files_and_the_readme_say():
     assert (before["start"] == "fresh").all() and (after["start"] == "warm").sum() == 14
     assert after["bytecode"].all() and not before["bytecode"].any()
     rest_before, rest_after = before["rest"].sum(), after["rest"].sum()
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "gpu.md").read_text()
     assert f"from {rest_before:.1f} s to\n{rest_after:.1f} s: **{1 - rest_after / rest_before:.0%} less**" in readme
     # the after side is what results/seed-16gb holds
     for cell_id in after.index:
@@ -78,7 +78,7 @@ def test_the_gc_freeze_sitting_is_what_its_files_and_the_readme_say():
     assert (before["peak_device"] == after["peak_device"]).all() and (before["status"] == after["status"]).all()
     assert (after["start"] == "warm").all() and (before["start"] == "fresh").all()
     rest_before, rest_after = before["rest"].sum(), after["rest"].sum()
-    readme = " ".join((REPO / "README.md").read_text().split())
+    readme = " ".join((REPO / "docs" / "gpu.md").read_text().split())
     cut = 1 - rest_after / rest_before
     assert f"from {rest_before:.1f} s to {rest_after:.1f} s ({cut:.0%} less) on 6 cells" in readme
     # the second start's comparison was written on the device; the after files it read all came back
@@ -99,7 +99,7 @@ def test_the_one_sitting_comparison_is_what_its_files_and_the_readmes_say():
     assert before["peak_device"].equals(after["peak_device"]) and (before["status"] == after["status"]).all()
     assert (before["start"] == "fresh").all() and (after["start"] == "warm").sum() == 17
     cut = 1 - after["rest"].sum() / before["rest"].sum()
-    readme = " ".join((REPO / "README.md").read_text().split())
+    readme = " ".join((REPO / "docs" / "gpu.md").read_text().split())
     smallest = (1 - after["rest"] / before["rest"]).min()
     assert cut >= 0.40 and f"the smallest cut of a cell is {smallest:.0%}," in readme
     assert f"from {before['rest'].sum():.1f} s to {after['rest'].sum():.1f} s: **{cut:.0%} less**" in readme

@@ -1,14 +1,22 @@
+"""The README a researcher reads first, and the documentation it links to: short, the two commands near the top,
+every table and number it quotes made from the committed reports and results, every link resolving."""
+
+import re
+
 import pandas as pd
 import pytest
 
+from harness.report.readme import BLOCKS, block_names, outside_blocks, rewritten
 from tests.conftest import REPO, repository_files
+
+README = REPO / "README.md"
+# a number a report gives: a decimal, a percentage, or a count with a thousands separator
+QUOTED = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d+%)(?![\w.]*\d)")
 
 
 def test_ci_runs_the_readme_test_command():
     """.ci/run takes the README's one test command (a line that makes a venv and ends in pytest) and runs it."""
-    import re
-
-    readme = (REPO / "README.md").read_text()
+    readme = README.read_text()
     ci = (REPO / ".ci" / "run").read_text()
     pattern = "^python3 -m venv .* && pytest"
     test_lines = [line for line in readme.splitlines() if re.match(pattern, line)]
@@ -16,31 +24,104 @@ def test_ci_runs_the_readme_test_command():
     assert f"command=$(grep -m1 -E '{pattern}' README.md)" in ci and 'bash -c "$command"' in ci
 
 
-def test_readme_main_command_ends_with_the_default_job():
-    readme = (REPO / "README.md").read_text()
-    assert any(line.startswith("python3 -m venv") and line.endswith("snakemake --cores 1")
-               for line in readme.splitlines())
+def test_the_readme_is_short_and_gives_the_two_commands_first():
+    lines = README.read_text().splitlines()
+    assert len(" ".join(lines).split()) <= 3000
+    main = [i for i, line in enumerate(lines)
+            if line.startswith("python3 -m venv") and line.endswith("snakemake --cores 1")]
+    tests = [i for i, line in enumerate(lines) if re.match("^python3 -m venv .* && pytest", line)]
+    assert len(main) == 1 and len(tests) == 1 and max(main + tests) < 60
+    fast = [line for line in lines if line.endswith('pytest -m "not slow"')]
+    # the fast tier's command installs what it runs, ruff included, wherever it is run
+    assert fast and all(line.startswith("pip install -c constraints-cpu.txt -e '.[test]' && ruff check .")
+                        for line in fast)
 
 
-def _headline_rows() -> list[list[str]]:
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Headline results", 1)[1].split("\n## ", 1)[0]
-    return [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()
-            if line.startswith("| `")]
+def test_the_readme_blocks_are_what_the_reports_give():
+    """Every generated block is present once and equal to what `vramlab readme` makes of the committed files."""
+    text = README.read_text()
+    assert sorted(block_names(text)) == sorted(BLOCKS)
+    again, changed = rewritten(text, REPO)
+    assert changed == [] and again == text
 
 
-def test_readme_headline_is_the_committed_report():
-    """The README's numbers are copied by hand; they must still be those of the generated report."""
-    cells = pd.read_csv(REPO / "reports" / "seed-16gb" / "cells.csv", dtype={"cell_id": str}).set_index("name")
-    rows = _headline_rows()
-    assert len(rows) == len(cells)
-    for name, _, context, result, device, allocated, tokens in rows:
-        cell = cells.loc[name.strip("`")]
-        assert f"{cell['context']:,}" == context
-        assert result.split()[0] == cell["status"], name
-        for shown, column in ((device, "peak_device_bytes"), (allocated, "peak_allocated_bytes")):
-            assert shown == ("–" if pd.isna(cell[column]) else f"{cell[column] / 2**30:.2f}"), (name, column)
-        assert tokens == ("–" if pd.isna(cell["tokens_per_second"]) else f"{cell['tokens_per_second']:,.0f}")
+def test_a_block_changed_by_hand_is_found_and_made_again():
+    text = README.read_text()
+    cell = next(line for line in text.splitlines() if line.startswith("| `seed-stack` |"))
+    edited = text.replace(cell, cell.replace("10.83", "10.38"))
+    assert edited != text
+    again, changed = rewritten(edited, REPO)
+    assert changed == ["headline"] and again == text
+
+
+def test_the_readme_command_checks_and_rewrites_the_blocks(tmp_path, capsys):
+    from harness.cli import main
+
+    assert main(["readme", "--check", "--file", str(README)]) == 0
+    copy = REPO / f".readme-test-{tmp_path.name}.md"  # beside the reports the blocks are made from
+    try:
+        copy.write_text(README.read_text().replace("| 5,884 |", "| 5,844 |", 1))
+        assert main(["readme", "--check", "--file", str(copy)]) == 1
+        assert "headline" in capsys.readouterr().err
+        assert main(["readme", "--file", str(copy)]) == 0
+        assert copy.read_text() == README.read_text()
+    finally:
+        copy.unlink(missing_ok=True)
+
+
+def _report_text() -> str:
+    return "\n".join(p.read_text(errors="replace") for p in repository_files(REPO / "reports")
+                     if p.suffix in (".md", ".csv"))
+
+
+def test_every_number_the_readme_quotes_is_in_the_reports():
+    """Outside its generated blocks the README quotes no number (a decimal, a percentage, a count like 1,024) that
+    the committed reports do not give."""
+    prose = re.sub(r"```.*?```", "", outside_blocks(README.read_text()), flags=re.DOTALL)
+    reports = _report_text()
+    quoted = QUOTED.findall(prose)
+    assert "1,024" in quoted  # it reads the prose (the ceiling's resolution, which its report gives)
+    assert [n for n in quoted if n not in reports] == []
+
+
+def test_the_number_check_finds_a_number_no_report_gives():
+    assert QUOTED.findall("peaks at 10.47 GiB, 7% faster, 12,345 tokens; torch 2.13.0, r=16") == \
+        ["10.47", "7%", "12,345"]
+    assert "10.47" not in _report_text().split()
+
+
+def _links(path):
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.DOTALL)
+    return re.findall(r"\]\(([^)\s]+)\)", text)
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's id of a Markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip("# ").lower()).replace(" ", "-")
+
+
+def _anchors(path) -> set[str]:
+    return {_anchor(line) for line in path.read_text().splitlines() if line.startswith("#")}
+
+
+@pytest.mark.parametrize("page", [README, *sorted((REPO / "docs").glob("*.md"))], ids=lambda p: p.name)
+def test_every_link_resolves(page):
+    for link in _links(page):
+        if link.startswith(("http://", "https://", "mailto:")):
+            continue
+        target, _, anchor = link.partition("#")
+        path = (page.parent / target).resolve() if target else page
+        assert path.exists(), (page.name, link)
+        if anchor and path.suffix == ".md":
+            assert anchor in _anchors(path), (page.name, link)
+
+
+def test_the_docs_index_lists_every_page_and_docs_hold_no_trial_log():
+    assert not (REPO / "docs" / "bad-input").exists()
+    listed = {link.partition("#")[0] for link in _links(REPO / "docs" / "index.md")}
+    pages = {p.name for p in (REPO / "docs").glob("*.md")} - {"index.md"}
+    assert pages <= listed
+    assert "docs/index.md" in README.read_text()
 
 
 # Matrices completed over several GPU sessions: their committed report is partial and says so (pending rows).
@@ -75,15 +156,14 @@ def test_committed_reports_are_generated_from_the_committed_results(tmp_path):
                 (matrix, name)
 
 
-def test_readme_quality_table_is_the_committed_report():
-    """Every number of the README's quality table: n, peak memory, and each task's mean, spread and untrained
-    score, recomputed from the committed quality.csv and cells.csv."""
+def test_the_quality_notes_table_is_the_committed_report():
+    """Every number of docs/results-quality-smollm2.md's table: n, peak memory, and each task's mean, spread and
+    untrained score, recomputed from the committed quality.csv and cells.csv."""
     import math
 
     from harness.report.quality_findings import GIB, group_name, summarize
 
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Quality on real weights, CPU-sized: `quality-smollm2`", 1)[1].split("\n## ", 1)[0]
+    section = (REPO / "docs" / "results-quality-smollm2.md").read_text().split("\n## ", 1)[0]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("| `")]
     cells = pd.read_csv(REPO / "reports" / "quality-smollm2" / "cells.csv")
     table = summarize(pd.read_csv(REPO / "reports" / "quality-smollm2" / "quality.csv"))
@@ -97,19 +177,3 @@ def test_readme_quality_table_is_the_committed_report():
                         & (table["metric"] == "bits_per_byte")].iloc[0]
             spread = f" ± {row['sd']:.3f}" if not math.isnan(row["sd"]) else ""
             assert shown == f"{row['mean']:.3f}{spread} ({row['baseline']:.3f})", (group, task)
-
-
-def test_readme_ceiling_table_is_the_committed_ceiling_report():
-    """Every number of the README's ceiling table, from reports/ceiling-16gb/ceiling.csv."""
-    table = pd.read_csv(REPO / "reports" / "ceiling-16gb" / "ceiling.csv").set_index("cell")
-    readme = (REPO / "README.md").read_text()
-    rows = [line for line in readme.splitlines() if line.startswith("| `") and line.count("|") == 8]
-    found = {}
-    for line in rows:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        found[cells[0].strip("`")] = cells[1:]
-    gib = 2**30
-    for name, r in table.iterrows():
-        assert found[name] == [f"{int(r.ceiling_context):,}", f"{int(r.estimated_context):,}",
-                               f"{r.peak_device_bytes / gib:.2f}", f"{r.peak_host_unmapped_bytes / gib:.2f}",
-                               f"{r.peak_host_pinned_bytes / gib:.2f}", f"{r.tokens_per_second:,.0f}"], name

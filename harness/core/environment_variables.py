@@ -19,7 +19,7 @@ ABLATIONS = "VRAMLAB_ABLATIONS"
 SPARE_IDLE = "VRAMLAB_SPARE_IDLE"
 DEVICE_SLOTS = "VRAMLAB_DEVICE_SLOTS"
 LEASES = "VRAMLAB_LEASES"
-# switches the README documents as NAME=0 (off); 1, the default, is on
+# switches the docs document as NAME=0 (off); 1, the default, is on
 SWITCHES = ("VRAMLAB_EMULATE_CARD", "VRAMLAB_GC_FREEZE", "VRAMLAB_BYTECODE_CACHE")
 DEVICES = "VRAMLAB_DEVICES"
 # read where they are used: a cell's time limit (harness/process/supervisor.py), the commit a result records where
@@ -30,7 +30,7 @@ READ_ELSEWHERE = ("VRAMLAB_TIME_LIMIT", "VRAMLAB_GIT_COMMIT")
 # by hand, but a process started with them set is vramlab's own
 INTERNAL = ("VRAMLAB_STATUS_FILE", "VRAMLAB_WARM_START", "VRAMLAB_DEVICE_LEASE", "VRAMLAB_MEMORY_HISTORY",
             "VRAMLAB_TEST_FAULT", "VRAMLAB_WARM_START_CPU", "VRAMLAB_CELL_TIME_STREAM")
-# the ones a person sets (README): named where a misspelt one is near none of them
+# the ones a person sets (docs/): named where a misspelt one is near none of them
 DOCUMENTED = (MAX_CELLS, CACHE, ABLATIONS, SPARE_IDLE, DEVICE_SLOTS, LEASES, *SWITCHES, DEVICES, *READ_ELSEWHERE)
 KNOWN = frozenset(DOCUMENTED + INTERNAL)
 PREFIX = "VRAMLAB_"

@@ -1,7 +1,7 @@
 """The one contract of the training stack: the plan the techniques fill in together (Plan, with its LoadRequest),
 what every technique implements (Technique) and what every model path implements (Backend). A technique asks
-the backend and never which backend is in use; the recipe calls the hooks in the registry's order (README,
-"Adding an axis or a technique")."""
+the backend and never which backend is in use; the recipe calls the hooks in the registry's order
+(docs/extending.md)."""
 
 from __future__ import annotations
 

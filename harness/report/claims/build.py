@@ -88,7 +88,7 @@ def _versions(measurements: list[Measured], results_dir: Path) -> list[str]:
                   + (f"; measured again under both, with the same status: {', '.join(checked)}" if checked else "")
                   + ("" if len(checked) == len(before) else
                      f"; {'the others' if checked else 'their cells'} are to be measured again")
-                  + " (README, \"The emulated card\").", ""]
+                  + " (docs/gpu.md, \"The emulated card\").", ""]
     return lines
 
 
@@ -108,7 +108,7 @@ def markdown(published: Published, table: pd.DataFrame, measurements: list[Measu
              "does not say how to read \"GB\", each reading is measured. A reading marked *approximate* is a "
              "committed result whose setting differs (said under the claim): its verdict is only indicative. "
              "Memory is the whole process's device memory, sampled through NVML, on a larger GPU emulating the "
-             "budget (README, \"On a GPU\"); random weights with the published shapes.", "",
+             "budget (docs/gpu.md); random weights with the published shapes.", "",
              _coverage(measured, len(table)), "", *_versions(measurements, results_dir)]
     shown = pd.DataFrame({"claim": table["claim"], "claimed": table["claimed"], "read as": table["reading"],
                           "measured by": table["measured_by"] + table["match"].map(
