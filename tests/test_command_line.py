@@ -33,14 +33,18 @@ def test_help_loads_none_of_the_commands_libraries():
 
 
 def test_help_takes_under_half_a_second_in_a_fresh_process():
-    """`python -m harness --help` from start to exit, the best of three (the machine may be busy with other work)."""
+    """`python -m harness --help` from start to exit, the best of three: its CPU time (user and system), which other
+    work on a shared machine does not lengthen, under half a second; the wall time under two."""
     took = []
     for _ in range(3):
         start = time.perf_counter()
-        done = _fresh("-m", "harness", "--help")
-        took.append(time.perf_counter() - start)
-        assert done.returncode == 0 and "vramlab matrices" in done.stdout
-    assert min(took) < 0.5, took
+        child = subprocess.Popen([sys.executable, "-m", "harness", "--help"], cwd=REPO, stdout=subprocess.PIPE,
+                                 env={**os.environ, "PYTHONPATH": str(REPO)})
+        out = child.stdout.read()
+        _, status, usage = os.wait4(child.pid, 0)
+        took.append((usage.ru_utime + usage.ru_stime, time.perf_counter() - start))
+        assert status == 0 and b"vramlab matrices" in out
+    assert min(cpu for cpu, _ in took) < 0.5 and min(wall for _, wall in took) < 2, took
 
 
 def test_version_is_the_package_version(capsys):
