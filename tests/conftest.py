@@ -23,9 +23,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def cache_dir(tmp_path_factory) -> Path:
-    """One model cache for the whole session: arch: and GGUF conversions are made once."""
-    path = tmp_path_factory.mktemp("vramlab-cache")
+def cache_dir(tmp_path_factory, request) -> Path:
+    """One model cache for the whole session, shared by the workers of `pytest -n N`: arch: and GGUF conversions are
+    made once (a model is built under a lock and renamed into place, harness/stack/models/sources.py)."""
+    base = tmp_path_factory.getbasetemp()
+    worker = hasattr(request.config, "workerinput")  # a worker of pytest-xdist: its temp folder is one per worker
+    path = (base.parent if worker else base) / "vramlab-cache"
+    path.mkdir(exist_ok=True)
     os.environ["VRAMLAB_CACHE"] = str(path)
     return path
 

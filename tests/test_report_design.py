@@ -100,7 +100,7 @@ cells:
     assert [line.label for line in d.sweep] == ["truncation exp_decay, truncation_decay 0.5",
                                                 "truncation exp_decay, truncation_decay 0.9", "truncation tail"]
     # two tail lines told apart only by a ratio that acts in neither: the full labels, so that no two lines read the
-    # same (a matrix where the ratio acts in no cell at all is refused: tests/test_bad_input_round5_matrix.py)
+    # same (a matrix where the ratio acts in no cell at all is refused: tests/test_matrix_input.py)
     inert = design("""
 fixed: {model: "arch:tiny-llama", data: grant-reports}
 axes: {truncation: [tail, exp_decay], truncation_decay: [0.5, 0.9], context: [64, 256]}

