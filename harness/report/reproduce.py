@@ -26,8 +26,9 @@ from harness.results import CellResult
 
 LOSS_TOLERANCE = 0.02  # relative difference of the final training loss, same software
 MEMORY_TOLERANCE = 0.05  # relative difference of the whole-process device peak, same GPU model
-# On a CPU the "device" peak is the process's resident set (ru_maxrss), which moves from run to run with how the
-# allocator's arenas fall among threads: FRESH-CLONE RUNS PENDING (docs/reproducing.md, "The CPU memory tolerance").
+# On a CPU the "device" peak is the process's resident set (ru_maxrss), which moves more from run to run: five
+# fresh-clone runs of the smoke matrix on a shared 2-core machine gave x0.985 to x1.086 of the published peaks, a
+# cell's own peaks up to 6.3% apart (docs/reproducing.md, "The CPU memory tolerance")
 CPU_MEMORY_TOLERANCE = 0.10
 SOFTWARE = ("torch", "transformers", "peft", "trl")
 
