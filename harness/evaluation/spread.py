@@ -14,6 +14,7 @@ import random
 from typing import Any
 
 from harness.results import Score
+from harness.tasks.answers import first_line
 
 BOOTSTRAP_DRAWS = 1000
 # corpus-level ratios: from per-document (log-likelihood, units) pairs
@@ -67,21 +68,35 @@ def scores_from(output: dict[str, Any], task: str) -> list[Score]:
     return scores
 
 
+def _generation(sample: dict[str, Any]) -> str:
+    """The text the model generated for a sample (lm-eval keeps it filtered and raw, one list per request)."""
+    for key in ("filtered_resps", "resps"):
+        found = sample.get(key)
+        while isinstance(found, list | tuple) and found:
+            found = found[0]
+        if isinstance(found, str):
+            return found
+    return ""
+
+
 def items_from(output: dict[str, Any], task: str, fields: tuple[str, ...],
                key: tuple[str, ...]) -> list[dict[str, Any]]:
     """One record per scored item: its id (the `key` fields joined), the `fields` of its document that say what
     it tests (a fact's age, say), and what lm-eval scored on it; a bits-per-byte pair becomes its
-    log-likelihood and bytes. Reports pair items across cells by id and bootstrap over them."""
+    log-likelihood and bytes, a recall item keeps the first line it generated. Reports pair items across cells
+    by id and bootstrap over them."""
     items = []
     for sample in output.get("samples", {}).get(task, []):
         doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
         record: dict[str, Any] = {"item": "/".join(str(doc.get(k)) for k in key)}
         record.update({f: doc[f] for f in fields if f in doc})
-        for metric in ("exact_match", "bits_per_byte"):
+        for metric in ("exact_match", "recall", "bits_per_byte"):
             value = sample.get(metric)
             if metric in _RATIOS and isinstance(value, list | tuple):
                 record["loglikelihood"], record["bytes"] = float(value[0]), float(value[1])
             elif isinstance(value, int | float):
                 record[metric] = float(value)
+        if "recall" in record:  # the generation's first line, so that the samples can be read and scored again
+            record["answer"] = first_line(_generation(sample))
         items.append(record)
     return items

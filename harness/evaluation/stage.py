@@ -16,6 +16,7 @@ from typing import Any
 
 from harness import results
 from harness.core import environment
+from harness.core.budget import Budget
 from harness.core.errors import UsageError
 from harness.core.runtime import Runtime
 from harness.core.suggest import did_you_mean
@@ -25,13 +26,14 @@ from harness.evaluation.spread import items_from, scores_from
 from harness.results import EvaluationResult, EvaluationStatus, Score, Status
 from harness.results.adapter_files import adapter_problem
 from harness.results.existing import review_evaluation
+from harness.run.device_cap import start_capped
 from harness.spec.matrix import evaluation_plan, find_cell
 from harness.stack.backends.huggingface import HuggingFaceBackend
 from harness.stack.contract import LoadRequest, Plan
 from harness.stack.models import sources
 from harness.stack.techniques.vocabulary import Vocabulary
 from harness.stack.token_map import TokenMap
-from harness.tasks.catalog import PROJECT_TASKS, TaskContext, write_records
+from harness.tasks.catalog import PROJECT_TASKS, write_records
 from harness.tasks.plan import EvaluationPlan
 
 log = logging.getLogger("vramlab")
@@ -122,7 +124,7 @@ def _parameters(task: str, settings: dict[str, Any], plan: EvaluationPlan) -> di
     """A project task's parameters (what its data depends on), known without loading the model; None for an
     lm-eval task, whose data lm-eval owns."""
     definition = PROJECT_TASKS.get(task)
-    return definition.parameters(TaskContext(settings, None, plan)) if definition else None
+    return definition.parameters(definition.context(settings, plan)) if definition else None
 
 
 def _no_model_reason(trained: Any, results_dir: Path) -> str | None:
@@ -146,27 +148,36 @@ class Session:
         self.cell, self.trained, self.plan, self.results_dir = cell, trained, plan, results_dir
         self.settings = cell.settings
         self.scratch = tempfile.TemporaryDirectory(prefix="vramlab-eval-")
+        self.budget = _held_to_budget(trained.config)
         self.model, self.tokenizer, self.token_map, self.runtime = _load(trained, results_dir)
         self.env = environment.collect()
         from lm_eval import __version__ as lm_eval_version
 
         self.lm_eval_version = lm_eval_version
-        self.lm = cell_lm(self.model, self.tokenizer, max_length=self.settings["context"],
-                          batch_size=plan.batch_size, token_map=self.token_map)
+        # the longest prompt any task builds: the cell's own context, or the shared condition's
+        longest = max(self.settings["context"], plan.fixed.get("context", 0))
+        self.lm = cell_lm(self.model, self.tokenizer, max_length=longest, batch_size=plan.batch_size,
+                          token_map=self.token_map)
 
     def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.scratch.cleanup()
+        if self.budget is not None:
+            self.budget.release()
 
     def evaluate(self, task: str) -> EvaluationResult:
         started = time.perf_counter()
+        _reset_peaks(self.budget)
         try:
             outcome = self._project_task(task) if task in PROJECT_TASKS else self._lm_eval_task(task)
         except Exception as err:
             if isinstance(err, DoesNotFit):
                 return _result(self.cell, task, EvaluationStatus.skipped, f"does not fit: {err}")
+            if _is_oom(err):  # a result to record: the task does not fit the cell's budget
+                return _result(self.cell, task, EvaluationStatus.oom, str(err).strip().splitlines()[0][:500],
+                               memory=_peaks(self.budget), environment=self.env)
             return _result(self.cell, task, EvaluationStatus.error, f"{type(err).__name__}: {err}"[:500],
                            traceback=traceback.format_exc(), environment=self.env)
         if isinstance(outcome, EvaluationResult):
@@ -175,8 +186,8 @@ class Session:
         return _result(self.cell, task, EvaluationStatus.ok, scores=scores, baseline=baseline, items=items,
                        baseline_items=baseline_items,
                        task_config=task_config, adapter_sha256=self.trained.adapter.sha256, limit=self.plan.limit,
-                       seconds=time.perf_counter() - started, lm_eval_version=self.lm_eval_version,
-                       environment=self.env)
+                       seconds=time.perf_counter() - started, memory=_peaks(self.budget),
+                       lm_eval_version=self.lm_eval_version, environment=self.env)
 
     def _run(self, config: Any, item_fields: ItemFields = ((), ())) -> tuple[Scored, Scored | tuple[None, None]]:
         """Scores (and items) with the adapter, and with it disabled (from the baseline cache when it is there)."""
@@ -223,13 +234,13 @@ class Session:
         key = {"model": model, "quantization": self.settings["quantization"],
                "vocabulary": self.token_map.to_json() if self.token_map else None,
                "runtime": [self.runtime.device, self.runtime.dtype_name], "task": json.dumps(data, default=str),
-               "data": digest, "limit": self.plan.limit, "context": self.settings["context"],
+               "data": digest, "limit": self.plan.limit, "context": self.lm.max_length,
                "lm_eval": self.lm_eval_version}
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def _project_task(self, task: str) -> Any:
         definition = PROJECT_TASKS[task]
-        ctx = TaskContext(self.settings, self.tokenizer, self.plan)
+        ctx = definition.context(self.settings, self.plan, self.tokenizer)
         records = definition.records(ctx)
         if not records:
             return _result(self.cell, task, EvaluationStatus.skipped, "the task produced no examples here")
@@ -279,6 +290,41 @@ def _is_missing_data(err: BaseException) -> bool:
     markers = ("offline", "connection", "couldn't reach", "not found on the hub", "does not exist on the hub",
                "no such file", "couldn't find", "filenotfound", "hf_hub_offline", "localentrynotfound")
     return isinstance(err, FileNotFoundError | ConnectionError) or any(m in text for m in markers)
+
+
+def _held_to_budget(settings: dict[str, Any]) -> Budget | None:
+    """On a GPU, the cell's own budget applied to this process, as training applied it (None on a CPU)."""
+    if not Runtime.resolve(settings).cuda:
+        return None
+    _, budget, outside = start_capped(settings)
+    budget.apply(outside_bytes=outside)
+    return budget
+
+
+def _reset_peaks(budget: Budget | None) -> None:
+    if budget is not None:
+        import torch
+
+        torch.cuda.reset_peak_memory_stats()
+
+
+def _peaks(budget: Budget | None) -> dict[str, int | None] | None:
+    """The task's allocator peaks; its device peak is the reserved peak plus what lies outside the allocator."""
+    if budget is None:
+        return None
+    import torch
+
+    reserved = torch.cuda.max_memory_reserved()
+    return {"peak_allocated_bytes": torch.cuda.max_memory_allocated(), "peak_reserved_bytes": reserved,
+            "outside_allocator_bytes": budget.outside_allocator_bytes,
+            "peak_device_bytes": reserved + budget.outside_allocator_bytes,
+            "allocator_cap_bytes": budget.allocator_cap_bytes, "budget_bytes": budget.limit_bytes}
+
+
+def _is_oom(err: BaseException) -> bool:
+    import torch
+
+    return isinstance(err, torch.OutOfMemoryError)
 
 
 def _load(trained: Any, results_dir: Path) -> tuple[Any, Any, Any, Any]:

@@ -44,6 +44,7 @@ class EvaluationStatus(StrEnum):
     ok = "ok"
     skipped = "skipped"  # the task's data is not available here, or the cell has no trained adapter
     not_applicable = "not_applicable"  # random weights: no quality number is ever reported for them
+    oom = "oom"  # ran out of memory under the cell's own budget (the evaluate stage is held to it as training is)
     error = "error"
 
 
@@ -388,6 +389,9 @@ class EvaluationResult(Strict):
     adapter_sha256: str | None = None
     limit: int | None = Field(None, description="documents per task when capped; scores are then partial")
     seconds: Seconds | None = None
+    memory: dict[str, int | None] | None = Field(
+        None, description="the task's peaks on the device under the cell's budget (bytes): allocated, reserved, "
+                          "outside the allocator, the allocator's cap and the budget")
     lm_eval_version: str | None = None
     environment: Environment | None = None
     started_at: str | None = None

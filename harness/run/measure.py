@@ -29,10 +29,10 @@ from harness.results import CellResult, Status, new_result, now, write_atomic
 from harness.results.existing import error_record, record_input
 from harness.results.model import DeviceLeaseRecord
 from harness.run import worker_status
+from harness.run.device_cap import start_capped
 from harness.run.memory_history import recording, requested
 from harness.run.trackers import (
     ComputeTracker,
-    DeviceMemoryProbe,
     DeviceMemoryTracker,
     HostMemoryTracker,
     TimeTracker,
@@ -76,19 +76,10 @@ def run(cell: Cell, out: Path, adapter_dir: Path | None = None, shared_device: b
 
 
 def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, shared_device: bool) -> CellResult:
-    import torch
-
     started, measure_start = now(), time.time()
     settings = cell.settings
-    probe = DeviceMemoryProbe() if runtime.cuda else None  # baseline read before this process touches CUDA
-    budget = Budget.from_settings(settings, cuda=runtime.cuda)
-    if runtime.cuda:
-        torch.cuda.init()
-        # a first matrix product loads cuBLAS and its workspace, which live outside the allocator
-        warm = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16)
-        (warm @ warm).sum().item()
-        del warm
-        outside = probe.read() - torch.cuda.memory_reserved()
+    probe, budget, outside = start_capped(settings) if runtime.cuda else \
+        (None, Budget.from_settings(settings, cuda=False), 0)
     # read before the budget is applied: from then on torch answers as the emulated card, the record is the device's
     env = environment.collect(driver=probe.driver() if probe else None)
     if probe:

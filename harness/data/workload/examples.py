@@ -20,6 +20,8 @@ Encode = Callable[[str], list[int]]
 Decode = Callable[[list[int]], str]
 # where evaluation targets sit, as fractions of the way through a document's sections
 DEFAULT_TARGETS = (0.25, 0.5, 0.75, 1.0)
+# tokens kept free for the question after an untruncated context ("\n\nQuestion: ...\nAnswer:")
+QUESTION_ROOM = 48
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,22 @@ def target_sections(section_count: int, targets: Sequence[float] = DEFAULT_TARGE
     return sorted({min(section_count - 1, max(1, int(f * (section_count - 1) + 0.5))) for f in targets})
 
 
+def untruncated_targets(sections: Sequence[Sequence[int]], separator: int, limit: int,
+                        tail: Callable[[int], int] = lambda k: 0) -> list[int]:
+    """0-based sections (never the first) whose whole preceding text, joined by separators of `separator`
+    tokens, and `tail(k)` tokens after it fit in `limit` tokens: the targets truncation 'none' can ask about.
+    A margin of 1% (at least 16 tokens) covers the tokens that re-tokenizing the joined text can add at seams."""
+    margin = max(16, limit // 100)
+    found, before = [], 0
+    for k in range(1, len(sections)):
+        before += len(sections[k - 1]) + separator
+        if before > limit:
+            break
+        if before + tail(k) <= limit - margin:
+            found.append(k)
+    return found
+
+
 def _fit_context(sections: Sequence[Sequence[int]], encode: Encode, decode: Decode, suffix: str, limit: int,
                  policy: str, decay: float, where: str) -> tuple[str, list[str | None], int]:
     """The decoded kept prefix such that encode(prefix + suffix) has at most `limit` tokens; the budget is
@@ -153,9 +171,14 @@ def recall_items(documents: Sequence[Document], encode: Encode, decode: Decode, 
     recently the untruncated text stated the answer (facts that are referred back to recur). `choose`, given
     the number of candidate items, returns the positions to build (building a long prompt is the cost)."""
     tokens = _Tokens(encode)
+    if policy == "none":  # nothing is cut: every section whose whole preceding text fits is a target
+        room = context - answer_tokens - QUESTION_ROOM
+        chosen_targets = [untruncated_targets(tokens.sections(i, d), len(tokens.separator), room)
+                          for i, d in enumerate(documents)]
+    else:
+        chosen_targets = [target_sections(len(d.sections), targets) for d in documents]
     candidates = [(index, document, k, fact) for index, document in enumerate(documents)
-                  for k in target_sections(len(document.sections), targets)
-                  for fact in document.facts if fact.introduced_in < k]
+                  for k in chosen_targets[index] for fact in document.facts if fact.introduced_in < k]
     chosen = choose(len(candidates)) if choose is not None else range(len(candidates))
     items = []
     for index, document, k, fact in (candidates[i] for i in chosen):
@@ -187,7 +210,12 @@ def section_items(documents: Sequence[Document], encode: Encode, decode: Decode,
     items = []
     for index, document in enumerate(documents):
         sections = tokens.sections(index, document)
-        for k in target_sections(len(sections), targets):
+        chosen = target_sections(len(sections), targets)
+        if policy == "none":  # the targets at those fractions of the sections whose whole preceding text fits
+            fitting = untruncated_targets(sections, len(tokens.separator), context - 1,
+                                          lambda k, s=sections: len(s[k]) + len(tokens.separator))
+            chosen = [fitting[i - 1] for i in target_sections(len(fitting) + 1, targets)]
+        for k in chosen:
             target = sections[k]
             room = context - 1 - len(tokens.separator)
             cut = len(target) > room
