@@ -73,7 +73,9 @@ def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
     assert "10.00" in report and "18.00" in report  # peaks in GiB
     assert "random weights" in report
     assert "Code: `0123456` (4 cells)" in report
-    assert "sliced to 900 tokens: 1.25% of its training tokens" in report
+    vocabulary = report.split("### Sliced vocabularies", 1)[1].split("\n\n", 2)[1].splitlines()[2]
+    assert [c.strip() for c in vocabulary.strip("|").split("|")] == [
+        "context=1024,kernels=none", "900", "–", "–", "1.25", "not recorded", "–", "not known"]
     tex = (folder / "reports" / "m" / "tables.tex").read_text()
     assert "\\toprule" in tex and "\\bottomrule" in tex and "peak device (GiB)" in tex
     # a sweep line with one trained cell is said to have one, not to run from 1,024 to 1,024

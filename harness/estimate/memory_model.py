@@ -93,7 +93,9 @@ def decoder_weight_bytes(m: ModelFacts, quantization: str) -> tuple[float, float
 
 
 def vocabulary_rows(m: ModelFacts, settings: dict[str, Any]) -> int:
-    return m.vocab_size if settings["vocabulary"] == "native" else settings["vocabulary"]
+    """The rows kept; `counted` keeps as many as its text holds, known only once it is tokenized: the native
+    size bounds it from above."""
+    return settings["vocabulary"] if isinstance(settings["vocabulary"], int) else m.vocab_size
 
 
 def embedding_bytes(m: ModelFacts, settings: dict[str, Any]) -> float:

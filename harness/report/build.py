@@ -23,6 +23,7 @@ from harness.report.inputs import read_cells, read_design, read_environment, rea
 from harness.report.quality_findings import headline_findings
 from harness.report.stack_versions import versions_line
 from harness.report.summary import summary
+from harness.report.vocabulary_cells import NOT_PUBLISHABLE, publishable, sliced, sliced_table, targets_cut
 from harness.spec.chart_widths import COLUMN_IN, DOUBLE_IN, SMALLEST_PT, chart_files
 
 
@@ -46,7 +47,8 @@ def report_tables(frames: Frames) -> list[tables.Table]:
     if design.sweep:
         found.append(tables.sweep_table(frames.points, design, design.throughput_measured, cpu))
     found.append(tables.loss_table(frames.table, frames.drawn))
-    return found
+    vocabulary = sliced_table(frames.cells)
+    return [*found, vocabulary] if vocabulary else found
 
 
 def estimate_tables(estimate: pd.DataFrame | None, matrix: str) -> list[tables.Table]:
@@ -125,10 +127,11 @@ def markdown(frames: Frames, title: str, quality: list[str] | None = None,
     pending = cells[cells["status"] == "pending"]
     if len(pending):
         lines += [f"Not run yet ({len(pending)}): " + ", ".join(pending["name"]) + ".", ""]
-    sliced = cells[cells["vocabulary_outside_share"].notna()]
-    for _, row in sliced.iterrows():
-        lines.append(f"- vocabulary of **{row['name']}** sliced to {int(row['vocabulary_size']):,} tokens: "
-                     f"{row['vocabulary_outside_share']:.2%} of its training tokens fell outside the kept set")
+    for _, row in sliced(cells).iterrows():
+        if publishable(row) == NOT_PUBLISHABLE:
+            lines.append(f"- vocabulary of **{row['name']}**, sliced to {int(row['vocabulary_size']):,} tokens, is "
+                         f"not publishable: targets cut after spelling: {targets_cut(row)} (table "
+                         "\"Sliced vocabularies\")")
     lines += _truncation_definitions(cells)
     fallbacks = cells[cells["attention_fallback"].notna()]
     for _, row in fallbacks.iterrows():

@@ -11,7 +11,9 @@ import pandas as pd
 
 from harness.report.paired_stats import Metric, Paired, bits_per_byte, interval_text, paired, read, recall
 from harness.report.quality_findings import group_rows, pairs_differing_in
+from harness.report.vocabulary_cells import kept_size
 from harness.spec.groups import group_name
+from harness.stack.techniques.vocabulary import corpus_source
 
 # the largest difference still read as "no difference" (an interval inside +/- this)
 MARGINS = {"exact_match": 0.05, "bits_per_byte": 0.01}
@@ -102,10 +104,8 @@ def truncation_claims(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
 
 
 def _languages(source: str) -> list[str]:
-    """The kept languages of a vocabulary source 'corpus:[name:]l1,l2'; none for 'training'."""
-    if not source.startswith("corpus:"):
-        return []
-    return source.rsplit(":", 1)[-1].split(",")
+    """The kept languages of a vocabulary source 'corpus:[name:]l1,l2[+training]'; none for 'training'."""
+    return corpus_source(source)[1] if source.startswith("corpus:") else []
 
 
 def _language_tasks(items: pd.DataFrame) -> dict[str, list[str]]:
@@ -129,8 +129,8 @@ def vocabulary_claims(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
         if str(groups.at[native, "vocabulary"]) != "native" or not {a, b} <= scored:
             continue
         kept = _languages(str(groups.at[sliced, "vocabulary_source"]))
-        size = int(float(groups.at[sliced, "vocabulary"]))
-        head = (f"Slicing to {size:,} tokens (`{sliced}`, kept for {', '.join(kept) or 'the training data'}) "
+        size = kept_size(cells[cells["name"].map(group_name) == sliced])
+        head = (f"Slicing to {size} (`{sliced}`, kept for {', '.join(kept) or 'the training data'}) "
                 f"against `{native}`")
         for lang, tasks in _language_tasks(items).items():
             where = "inside" if lang in kept else "outside"

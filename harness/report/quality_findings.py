@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from harness.report.cell_groups import GIB, reference_cells
+from harness.report.vocabulary_cells import kept_size
 from harness.spec.groups import NOT_A_DIFFERENCE, describe, group_name
 from harness.spec.groups import differences as _differences
 from harness.spec.settings import SETTINGS
@@ -237,7 +238,8 @@ def _slicing(cells: pd.DataFrame, quality: pd.DataFrame, table: pd.DataFrame, gr
             parts.append(f"the documents {x['mean'] - y['mean']:+.3f} bits/byte ({verdict(x, y)})")
         if parts:
             row = groups.loc[group]
-            lines.append(f"Slicing to {int(row['vocabulary']):,} tokens ({row['vocabulary_source']}), against "
+            lines.append(f"Slicing to {kept_size(cells[cells['name'].map(group_name) == group])} "
+                         f"({row['vocabulary_source']}), against "
                          f"`{base}` after the same training (n={_n(table, group)} and {_n(table, base)}): "
                          + "; ".join(parts) + ".")
     return lines

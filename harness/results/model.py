@@ -259,6 +259,16 @@ class AdapterRecord(Strict):
         return value
 
 
+def _vocabulary_columns(record: dict[str, Any]) -> dict[str, Any]:
+    """A vocabulary record as cells.csv's columns. Records from before targets were counted after spelling said
+    only how many tokens were cut: none cut means no target cut; some cut, an unknown number of targets."""
+    cut_tokens = record.get("tokens_cut_after_spelling")
+    return {"vocabulary_size": record.get("size"), "vocabulary_outside_share": record.get("outside_share"),
+            "vocabulary_counted": record.get("counted_tokens"), "vocabulary_filled": record.get("filled_ids"),
+            "vocabulary_targets_cut": record.get("targets_cut_after_spelling", 0 if cut_tokens == 0 else None),
+            "vocabulary_tokens_cut": cut_tokens, "vocabulary_targets_skipped": record.get("targets_skipped")}
+
+
 class CellResult(Strict):
     """results/<matrix>/<cell_id>.json"""
 
@@ -320,8 +330,7 @@ class CellResult(Strict):
         row["budget_bytes"] = self.budget.limit_bytes if self.budget else None
         row["attention_kernel"] = records.get("attention", {}).get("kernel")
         row["attention_fallback"] = records.get("attention", {}).get("fallback")
-        row["vocabulary_size"] = records.get("vocabulary", {}).get("size")
-        row["vocabulary_outside_share"] = records.get("vocabulary", {}).get("outside_share")
+        row |= _vocabulary_columns(records.get("vocabulary", {}))
         row["trainable_parameters"] = records.get("adapter", {}).get("trainable_parameters")
         row["random_weights"] = self.model.random_weights if self.model else None
         row["throughput_measured"] = self.metrics.throughput_measured

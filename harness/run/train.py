@@ -76,11 +76,12 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
 
     with trackers.phase("adapt"):
         vocab = model.get_input_embeddings().weight.shape[0]
-        training = data_module.build_for(settings, tokenizer, vocab, random_weights=resolved.random_weights)
-        plan.training = training
-        outputs["data"] = training.describe()  # as built; a sliced vocabulary records its remapping itself
+        plan.training = data_module.build_for(settings, tokenizer, vocab, random_weights=resolved.random_weights)
+        # as the tokenizer gives it; a sliced vocabulary makes it again in its kept tokens and records that itself
+        outputs["data"] = plan.training.describe()
         for technique in techniques:
             model = technique.after_load(model, plan)
+        training = plan.training
         budget.account_for_paged_optimizer(plan, model)
     trackers.get("compute").model_known(getattr(getattr(model, "base_model", model), "config", model.config),
                                         training.mean_length)

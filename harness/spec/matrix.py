@@ -656,7 +656,7 @@ def _check_against_model(check: _Checker, cell: Cell, positions_factor: int = 1)
                   " as RoPE scaling extends them)" if positions_factor > 1 else "")
         raise check.fail(f"{cell.name}.context", f"{s['context']:,} tokens, but {s['model']} has "
                                                  f"{model.max_positions:,} positions{scaled}")
-    if model.vocab_size and s["vocabulary"] != "native" and s["vocabulary"] >= model.vocab_size:
+    if model.vocab_size and isinstance(s["vocabulary"], int) and s["vocabulary"] >= model.vocab_size:
         raise check.fail(f"{cell.name}.vocabulary", f"{s['vocabulary']:,} is not smaller than the "
                                                     f"{model.vocab_size:,} tokens of {s['model']}")
     layers = model.linear_layers
