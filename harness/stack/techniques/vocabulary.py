@@ -70,6 +70,22 @@ def corpus_sequences(tokenizer: Any, languages: list[str], corpus: str = "manpag
             for text in texts(lang, "train", corpus=corpus)]
 
 
+def kept_set(tokenizer: Any, settings: dict[str, Any], training: list[list[int]], native_size: int) \
+        -> tuple[list[int], set[int]]:
+    """The ids a cell's sliced vocabulary keeps, and the protected ones among them (special, added and byte
+    tokens), from its tokenizer, its settings and its training sequences as built; `vramlab check --fresh` computes
+    them again through this same function (harness/results/freshness.py)."""
+    source = settings["vocabulary_source"]
+    if source.startswith("corpus:"):
+        corpus, languages = corpus_source(source)
+        counted = corpus_sequences(tokenizer, languages, corpus)
+    else:
+        counted = training
+    protected = set(tokenizer.all_special_ids) | set(tokenizer.added_tokens_decoder) | \
+        set(byte_token_ids(tokenizer).values())
+    return choose_kept(counted, native_size, settings["vocabulary"], protected), protected
+
+
 class Vocabulary(Technique):
     axis = "vocabulary"
     settings = (
@@ -96,13 +112,7 @@ class Vocabulary(Technique):
         tok = plan.tokenizer
         training = plan.training
         source = plan.settings["vocabulary_source"]
-        if source.startswith("corpus:"):
-            corpus, languages = corpus_source(source)
-            counted = corpus_sequences(tok, languages, corpus)
-        else:
-            counted = training.sequences
-        protected = set(tok.all_special_ids) | set(tok.added_tokens_decoder) | set(byte_token_ids(tok).values())
-        kept = choose_kept(counted, old_size, target, protected)
+        kept, protected = kept_set(tok, plan.settings, training.sequences, old_size)
         token_map = TokenMap.build(tok, kept, old_size)
 
         total = outside = lengthened = 0
