@@ -200,8 +200,10 @@ def test_the_report_says_when_results_come_from_more_than_one_commit():
     cells = pd.DataFrame({"code_commit": ["639a7f6+dirty", "639a7f6+dirty", "ca64651", None]})
     opening = report_freshness.notes(cells, None, "m")
     assert opening[0] == ("> **Not from one clean commit.** These results come from 2 commits (`639a7f6+dirty` 2, "
-                          "`ca64651` 1) and 2 of 3 from a tree with changes no commit holds (`+dirty`): a published "
-                          "comparison needs every cell measured at one clean commit (the study commit).")
+                          "`ca64651` 1). 2 of 3 cells come from a tree with changes no commit holds (`+dirty`). A "
+                          "published comparison needs every cell measured at one clean commit (the study commit).")
+    dirty = report_freshness.notes(pd.DataFrame({"code_commit": ["639a7f6+dirty"] * 4}), None, "m")
+    assert dirty[0].startswith("> **Not from one clean commit.** 4 of 4 cells come from a tree with changes")
     assert report_freshness.notes(pd.DataFrame({"code_commit": ["ca64651"] * 3}), None, "m") == []
 
 

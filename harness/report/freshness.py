@@ -73,11 +73,13 @@ def _commits(cells: pd.DataFrame) -> list[str]:
         return []
     said = []
     if len(counts) > 1:
-        said.append(f"from {len(counts)} commits (" + ", ".join(f"`{c}` {n}" for c, n in counts.items()) + ")")
+        said.append(f"These results come from {len(counts)} commits ("
+                    + ", ".join(f"`{c}` {n}" for c, n in counts.items()) + ").")
     if not dirty.empty:
-        said.append(f"{int(dirty.sum())} of {int(counts.sum())} from a tree with changes no commit holds (`+dirty`)")
-    return [f"> **Not from one clean commit.** These results come {' and '.join(said)}: a published comparison needs "
-            "every cell measured at one clean commit (the study commit).", ">"]
+        said.append(f"{int(dirty.sum())} of {int(counts.sum())} cells come from a tree with changes no commit holds "
+                    "(`+dirty`).")
+    return [f"> **Not from one clean commit.** {' '.join(said)} A published comparison needs every cell measured at "
+            "one clean commit (the study commit).", ">"]
 
 
 def notes(cells: pd.DataFrame, freshness: pd.DataFrame | None, matrix: str) -> list[str]:
