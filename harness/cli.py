@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,8 +39,11 @@ from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
 from harness.results.budget_spelling import respell_all
+from harness.results.freshness import check_folder, standing_stale
+from harness.results.freshness import supersede_stale as supersede_stale_results
+from harness.results.freshness_file import Verdict, read_freshness, write_freshness
 from harness.results.schemas import SCHEMA_DIR, write_schemas
-from harness.results.store import migrate_files, result_files
+from harness.results.store import FRESHNESS_FILE, migrate_files, result_files
 from harness.run import bytecode, worker
 from harness.spec import settings
 from harness.spec.ceiling import CeilingSpec
@@ -282,11 +286,49 @@ def _no_result_here(path: Path, said: str) -> bool:
     return ("benchmarks" in path.parts or path.name.endswith(".peak.json")) and "no schema_version" in said
 
 
+def _fresh_folders(args: argparse.Namespace) -> list[Path]:
+    """--fresh judges a matrix's results folder whole: each path given must be one (it holds cell results)."""
+    if args.supersede_stale and not args.fresh:
+        raise UsageError("check: --supersede-stale moves the results --fresh finds stale; give --fresh with it")
+    if args.matrix is not None and not args.fresh:
+        raise UsageError("check: --matrix says which matrix file --fresh reads the evaluation of; give --fresh with it")
+    if not args.fresh:
+        return []
+    for given in map(Path, args.paths):
+        if not given.is_dir():
+            raise UsageError(f"check --fresh: {given} is not a folder; give a matrix's results folder (results/<matrix>"
+                             "), whose cell results are judged together and its freshness.json written there")
+        if not result_files(given):
+            raise UsageError(f"check --fresh: {given} holds no cell result file; give a matrix's results folder "
+                             "(results/<matrix>)")
+    return [Path(p) for p in args.paths]
+
+
+def _check_freshness(folder: Path, supersede_stale: bool, matrix: str | None) -> int:
+    """Judge a matrix's results against what the current code gives, one line a cell; write freshness.json."""
+    record = check_folder(folder, matrix, progress=lambda cell: print(f"vramlab check: {cell.line()}", flush=True))
+    path = write_freshness(folder, record)
+    counts = Counter(cell.verdict.value for cell in record.cells)
+    print(f"{record.matrix}: {len(record.cells)} cell results: "
+          + ", ".join(f"{counts[v.value]} {v.value}" for v in Verdict) + f"; written to {path} (`vramlab aggregate "
+          f"{record.matrix}` and `vramlab report {record.matrix}` carry it into the report)")
+    stale = standing_stale(record, folder)
+    if supersede_stale:
+        for source, target in supersede_stale_results(folder, record):
+            print(f"vramlab check: moved {source} to {target}")
+        if stale:
+            print(f"{record.matrix}: {len(stale)} stale results moved to the superseded folder; `snakemake --config "
+                  f"matrix={record.matrix}` measures their cells again")
+        return 0
+    return 1 if stale else 0
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
+    fresh = _fresh_folders(args)  # before anything is read: a bad argument checks nothing
     bad, checked, other = 0, 0, 0
     for path in _given_results(args.paths):
         try:
-            check(path)
+            read_freshness(path.parent) if path.name == FRESHNESS_FILE else check(path)
         except ResultFileError as err:
             if Path(path) not in map(Path, args.paths) and _no_result_here(path, str(err)):
                 other += 1
@@ -299,7 +341,21 @@ def _cmd_check(args: argparse.Namespace) -> int:
     print(f"{checked - bad} of {checked} result files valid"
           + (f" ({other} JSON files are a benchmark's own tables or memory-history peaks, not results: not checked)"
              if other else ""))
-    return 1 if bad or not checked else 0
+    stale = [_check_freshness(folder, args.supersede_stale, args.matrix) for folder in fresh]
+    stale += [_recorded_stale(Path(given)) for given in args.paths if Path(given) not in fresh]
+    return 1 if bad or not checked or any(stale) else 0
+
+
+def _recorded_stale(folder: Path) -> int:
+    """Without --fresh, the stale results the folder's freshness record (a check --fresh before) names, where the
+    record still judges the file there: each one line, and the count."""
+    record = read_freshness(folder) if (folder / FRESHNESS_FILE).is_file() else None
+    if record is None:
+        return 0
+    stale = standing_stale(record, folder)
+    for cell in stale:
+        print(f"vramlab check: {cell.line()} (by {folder / FRESHNESS_FILE}, {record.checked_at})", file=sys.stderr)
+    return len(stale)
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
@@ -497,6 +553,16 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="validate result files (or folders of them); exit 1 naming each bad one")
     p.add_argument("paths", nargs="+")
+    p.add_argument("--fresh", action="store_true",
+                   help="also judge each matrix results folder given against what the current code gives here (model "
+                        "file, tokenizer, kept tokens, training and evaluation data: minutes, no GPU); a result that "
+                        "differs is stale (exit 1); writes <folder>/freshness.json, which the report reads")
+    p.add_argument("--supersede-stale", action="store_true",
+                   help="with --fresh: move the stale results (and their evaluations) to results/superseded/<matrix>/, "
+                        "so that Snakemake measures their cells again")
+    p.add_argument("--matrix", help="with --fresh: the matrix file of the results, where it is not "
+                                    "ablations/<matrix>.yaml (its `evaluation:` section says what the evaluation "
+                                    "data is)")
     p.set_defaults(func=_cmd_check)
 
     p = sub.add_parser("schema", help="write the JSON Schemas of result files, generated from the result model")

@@ -90,9 +90,9 @@ def test_a_result_from_a_newer_vramlab_is_kept_and_refused(tmp_path):
     shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
     newer = tmp_path / "results" / "smoke" / "d9946bcf27e9.json"
     data = json.loads(newer.read_text())
-    newer.write_text(json.dumps({**data, "schema_version": 3}))
+    newer.write_text(json.dumps({**data, "schema_version": 4}))
     before = _files(tmp_path)
-    expected = "written by a newer vramlab (schema 3; this one reads up to 2): upgrade"
+    expected = "written by a newer vramlab (schema 4; this one reads up to 3): upgrade"
     _one_line(_vramlab("run-cell", "--matrix", "smoke", "--cell", "d9946bcf27e9", "--results-dir",
                        str(tmp_path / "results"), "--out", str(newer)), expected)
     for dry in (["-n"], []):

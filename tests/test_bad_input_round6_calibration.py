@@ -65,5 +65,5 @@ def test_an_unknown_schema_version_keeps_the_newer_vramlab_hint(tmp_path, capsys
     path = tmp_path / "odd.json"
     path.write_text(json.dumps({"schema_version": "x"}))
     assert cli.main(["check", str(path)]) != 0
-    assert "schema_version: 'x' is not one this vramlab reads (1 or 2); a newer vramlab wrote it?" in \
+    assert "schema_version: 'x' is not one this vramlab reads (1 to 3); a newer vramlab wrote it?" in \
         capsys.readouterr().err

@@ -55,6 +55,12 @@ def _git() -> dict[str, Any]:
     return {"commit": git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}
 
 
+def git_state() -> dict[str, Any]:
+    """The commit the code is at and whether its tree differs from it (results and reports aside), as results
+    record it."""
+    return _git()
+
+
 def collect(driver: str | None = None) -> dict[str, Any]:
     import psutil
     import torch

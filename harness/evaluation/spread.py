@@ -53,7 +53,9 @@ def scores_from(output: dict[str, Any], task: str) -> list[Score]:
             pairs = [(float(s[metric][0]), float(s[metric][1])) for s in samples]
             stderr, method = bootstrap(pairs, _RATIOS[metric]), f"bootstrap over documents ({BOOTSTRAP_DRAWS} draws)"
         elif not isinstance(stderr, int | float):
-            stderr, method = None, None
+            stderr, method = _mean_stderr(samples, metric), "standard error of the mean over items"
+            if stderr is None:
+                method = None
         scores.append(Score(metric=metric, value=float(value), stderr=stderr, stderr_method=method, n=n,
                             higher_is_better=metric not in _LOWER_IS_BETTER))
     in_context = [s for s in samples if isinstance(s.get("doc"), dict) and s["doc"].get("in_context")]
@@ -66,6 +68,15 @@ def scores_from(output: dict[str, Any], task: str) -> list[Score]:
                             n=len(hits), higher_is_better=True,
                             note="exact match over the items whose answer survived truncation"))
     return scores
+
+
+def _mean_stderr(samples: list[dict[str, Any]], metric: str) -> float | None:
+    """The standard error of a mean metric over its items, where lm-eval gave none (it bootstraps nothing here)."""
+    values = [float(s[metric]) for s in samples if isinstance(s.get(metric), int | float)]
+    if len(values) < 2:
+        return None
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1) / len(values))
 
 
 def _generation(sample: dict[str, Any]) -> str:

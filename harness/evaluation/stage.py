@@ -231,7 +231,10 @@ class Session:
         data = config if isinstance(config, str) else {k: v for k, v in config.items() if k != "dataset_kwargs"}
         data_file = None if isinstance(config, str) else config["dataset_kwargs"]["data_files"]["test"]
         digest = hashlib.sha256(Path(data_file).read_bytes()).hexdigest() if data_file else None
-        key = {"model": model, "quantization": self.settings["quantization"],
+        recorded = self.trained.fingerprint  # the tokenizer and kept set as built, where the cell recorded them
+        behaviour = None if recorded is None else \
+            {k: getattr(recorded, k) for k in ("model", "tokenizer", "kept_tokens")}
+        key = {"model": model, "fingerprint": behaviour, "quantization": self.settings["quantization"],
                "vocabulary": self.token_map.to_json() if self.token_map else None,
                "runtime": [self.runtime.device, self.runtime.dtype_name], "task": json.dumps(data, default=str),
                "data": digest, "limit": self.plan.limit, "context": self.lm.max_length,

@@ -1,5 +1,6 @@
 """Result files -> tidy tables under reports/<matrix>/: cells.csv, steps.csv, quality.csv, items.csv,
-estimate.csv, environment.csv and design.json. Why it is so: docs/matrix-files.md."""
+estimate.csv, environment.csv, design.json and, where `vramlab check --fresh` judged the results, freshness.csv.
+Why it is so: docs/matrix-files.md."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from harness.core.atomic_files import write_csv_atomic
 from harness.core.made_folders import make_folders
 from harness.core.path_problems import not_a_regular_file
 from harness.estimate import calibration
+from harness.report.freshness import freshness_rows, stale_ids, without
 from harness.report.kept import keep_measured
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
 from harness.spec.cells import Cell
@@ -175,6 +177,9 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     # every file is read before any table is written: a bad one leaves the tables as they were
     quality_rows, items = load_evaluations(found, results_dir, plan.task_names()) if plan.tasks else (None, None)
     quality = pd.DataFrame(quality_rows, columns=QUALITY_COLUMNS) if quality_rows is not None else None
+    # a stale cell's scores are in no comparison: cells.csv keeps its row, the report names it
+    freshness = freshness_rows([(cell.cell_id, cell.name) for cell, _ in found], results_dir / name)
+    quality, items = without(quality, stale_ids(freshness)), without(items, stale_ids(freshness))
     estimate = estimate_rows(found)
     design = resolve(load_matrix(matrix)[1], [cell for cell, _ in found])
     out = reports_dir / name
@@ -185,6 +190,10 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     write_csv_atomic(out / "estimate.csv", estimate)
     write_csv_atomic(out / "environment.csv", environment_rows(found))
     design.write(out / "design.json")
+    if freshness is not None:
+        write_csv_atomic(out / "freshness.csv", freshness)
+    else:  # a record since removed (its results measured again): no verdict of it stands
+        (out / "freshness.csv").unlink(missing_ok=True)
     if quality is not None:
         write_csv_atomic(out / "quality.csv", quality)
         if items is not None and len(items):

@@ -8,6 +8,7 @@ finding, and a skipped or failed cell must stay visible.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +17,7 @@ from harness.core.atomic_files import write_text_atomic
 from harness.core.errors import UsageError
 from harness.data.workload import describe
 from harness.estimate import calibration
-from harness.report import charts, methods, methods_latex, tables
+from harness.report import charts, freshness, methods, methods_latex, tables
 from harness.report import quality as quality_report
 from harness.report.frames import Frames
 from harness.report.inputs import read_cells, read_design, read_environment, read_estimate, read_steps, table_there
@@ -25,6 +26,8 @@ from harness.report.stack_versions import versions_line
 from harness.report.summary import summary
 from harness.report.vocabulary_cells import NOT_PUBLISHABLE, publishable, sliced, sliced_table, targets_cut
 from harness.spec.chart_widths import COLUMN_IN, DOUBLE_IN, SMALLEST_PT, chart_files
+from harness.spec.design import ReportDesign
+from harness.spec.groups import group_name
 
 
 def _short(reason: object) -> str:
@@ -84,13 +87,16 @@ def _estimate_section(estimate: pd.DataFrame | None, matrix: str) -> list[str]:
 
 
 def markdown(frames: Frames, title: str, quality: list[str] | None = None,
-             estimate: pd.DataFrame | None = None, environment: pd.DataFrame | None = None) -> str:
+             estimate: pd.DataFrame | None = None, environment: pd.DataFrame | None = None,
+             opening: list[str] | None = None) -> str:
+    """report.md; `opening`: the loud notes above everything (stale results left out, results from more than one
+    commit)."""
     cells = frames.cells
 
     def listed(column: str) -> str:
         return ", ".join(f"`{v}`" for v in cells[column].dropna().astype(str).unique()) or "–"
 
-    lines = [f"# {title}", "", *summary(frames, quality), "## Setup", "",
+    lines = [f"# {title}", "", *(opening or []), *summary(frames, quality), "## Setup", "",
              f"{len(cells)} cells: " + ", ".join(f"{n} {s}" for s, n in cells["status"].value_counts().items()) + ".",
              f"Device: {listed('device_name')}; torch {listed('torch')}; models {listed('model')}"
              + (f"; budget {frames.budget:.2f} GiB (whole-process device memory)." if frames.budget else "."),
@@ -187,18 +193,43 @@ def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
     steps = read_steps(folder)
     quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str}) if table_there(folder / "quality.csv") \
         else None
-    return Frames.build(cells, steps, read_design(folder, cells)), steps, quality
+    # a stale cell is in no table, chart or comparison: the report's opening names it (harness/report/freshness.py)
+    stale = freshness.stale_ids(freshness.read_freshness_table(folder))
+    shown = freshness.without(cells, stale)
+    design = _without_stale_groups(read_design(folder, cells), shown, folder)
+    steps, quality = freshness.without(steps, stale), freshness.without(quality, stale)
+    return Frames.build(shown, steps, design), steps, quality
+
+
+def _without_stale_groups(design: ReportDesign, shown: pd.DataFrame, folder: Path) -> ReportDesign:
+    """The design without the groups whose every result is stale; refused where that leaves no baseline, or a chart
+    the workflow expects with nothing to draw."""
+    groups = {group_name(str(n)) for n in shown["name"]}
+    trimmed = replace(design, deltas=tuple(g for g in design.deltas if g in groups),
+                      changes={g: c for g, c in design.changes.items() if g in groups},
+                      sweep=tuple(replace(line, cells=tuple(c for c in line.cells if c in groups))
+                                  for line in design.sweep if any(c in groups for c in line.cells)))
+    lost = design.baseline if design.baseline not in groups else \
+        next((chart for chart in design.charts if chart not in trimmed.charts), None)
+    if lost is not None:
+        what = f"the baseline {lost!r}" if lost == design.baseline else f"the chart {lost!r}"
+        raise UsageError(f"every result {what} needs is stale ({folder / 'freshness.csv'}); measure them again "
+                         f"(`vramlab check --fresh --supersede-stale results/{folder.name}`, then snakemake) before "
+                         "reporting")
+    return trimmed
 
 
 def build_report(folder: Path) -> list[Path]:
     frames, steps, quality = read(folder)
-    items = pd.read_csv(folder / "items.csv", dtype={"cell_id": str, "item": str}) \
-        if table_there(folder / "items.csv") else None
+    judged = freshness.read_freshness_table(folder)
+    items = freshness.without(pd.read_csv(folder / "items.csv", dtype={"cell_id": str, "item": str}),
+                              freshness.stale_ids(judged)) if table_there(folder / "items.csv") else None
     title = folder.name
     headline = headline_findings(frames.cells, quality, frames.design.baseline) if quality is not None else None
-    estimate = read_estimate(folder)
+    estimate = freshness.without(read_estimate(folder), freshness.stale_ids(judged))
     environment = read_environment(folder)  # read before anything is written: a bad table leaves the report as it was
-    text = markdown(frames, title, headline, estimate, environment)
+    opening = freshness.notes(read_cells(folder), judged, title)
+    text = markdown(frames, title, headline, estimate, environment, opening)
     if quality is not None:
         text += "\n" + "\n".join(quality_report.markdown(frames.cells, steps, quality, frames.design.baseline,
                                                           items))

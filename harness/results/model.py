@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from harness.spec.cells import Cell, cell_id_of
 from harness.spec.settings import SETTINGS, defaults
 
-CELL_SCHEMA_VERSION = 2
+CELL_SCHEMA_VERSION = 3
 EVALUATION_SCHEMA_VERSION = 1
 GIB = 2**30
 
@@ -269,10 +269,28 @@ def _vocabulary_columns(record: dict[str, Any]) -> dict[str, Any]:
             "vocabulary_tokens_cut": cut_tokens, "vocabulary_targets_skipped": record.get("targets_skipped")}
 
 
+class Fingerprint(Strict):
+    """What the cell's behaviour depends on beyond its settings, as digests (harness/stack/fingerprint.py), so that
+    `vramlab check --fresh` can tell a result the current code would no longer reproduce under the same cell id
+    (stale). None in a component: the cell did not get that far, or the component does not apply."""
+
+    version: Annotated[int, Field(ge=1)] = Field(description="how the digests are computed; a check compares only "
+                                                             "digests of its own version")
+    model: str | None = Field(None, description="sha256 of the GGUF file; of a model folder's config and file "
+                                                "list; of an arch: preset's fields and seed. None: a hub id")
+    tokenizer: str | None = Field(None, description="sha256 of the tokenizer the model source gives: vocabulary, "
+                                                    "merges, added tokens with their ids and flags, bos/eos/unk ids")
+    tokenizer_tokens: Annotated[int, Field(ge=0)] | None = Field(None, description="its size, added tokens included")
+    added_tokens: Annotated[int, Field(ge=0)] | None = Field(None, description="its added (special and marked) tokens")
+    kept_tokens: str | None = Field(None, description="sha256 of the ids a sliced vocabulary keeps; None: native")
+    training_data: str | None = Field(None, description="the training sequences' token ids as built "
+                                                        "(= data.fingerprint)")
+
+
 class CellResult(Strict):
     """results/<matrix>/<cell_id>.json"""
 
-    schema_version: Literal[2] = CELL_SCHEMA_VERSION
+    schema_version: Literal[3] = CELL_SCHEMA_VERSION
     cell_id: str = Field(pattern=r"^[0-9a-f]{12}$")
     name: str = Field(min_length=1)
     matrix: str = Field(min_length=1)
@@ -290,6 +308,8 @@ class CellResult(Strict):
     data: dict[str, Any] | None = None
     trainer: dict[str, Any] | None = None
     adapter: AdapterRecord | None = None
+    # None: a result of schema 2 or older ("no fingerprint recorded"), or a cell that ended before its model loaded
+    fingerprint: Fingerprint | None = None
     phase: str | None = Field(None, description="the phase a timeout or crash happened in")
     traceback: str | None = None
     started_at: str | None = None

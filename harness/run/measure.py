@@ -137,6 +137,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
                     if shared_note and probe else {})}, model=outputs.get("model"),
         data=outputs.get("data"),
         trainer=outputs.get("trainer"), adapter=outputs.get("adapter") if status is Status.ok else None,
+        fingerprint=outputs.get("fingerprint"),
         traceback=trace, started_at=started)
     return _finish(result, out)
 

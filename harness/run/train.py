@@ -22,6 +22,7 @@ from harness.run.trackers import TrackerSet
 from harness.run.worker_status import tell
 from harness.stack import backends
 from harness.stack.contract import LoadRequest, Plan, Technique
+from harness.stack.fingerprint import fingerprint
 from harness.stack.models import sources
 from harness.stack.techniques import registry
 
@@ -83,6 +84,9 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
             model = technique.after_load(model, plan)
         training = plan.training
         budget.account_for_paged_optimizer(plan, model)
+    # the tokenizer as the model source gives it, read as `vramlab check --fresh` reads it (a loader may add to its own)
+    outputs["fingerprint"] = fingerprint(resolved, sources.source_tokenizer(settings["model"], seed=settings["seed"]),
+                                         training.fingerprint, plan.token_map.kept if plan.token_map else None)
     trackers.get("compute").model_known(getattr(getattr(model, "base_model", model), "config", model.config),
                                         training.mean_length)
     with trackers.phase("trainer"):

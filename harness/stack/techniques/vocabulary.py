@@ -106,6 +106,35 @@ def corpus_sequences(tokenizer: Any, languages: list[str], corpus: str = "manpag
             for text in texts(lang, "train", corpus=corpus)]
 
 
+def kept_set(tokenizer: Any, settings: dict[str, Any], training: Any, native_size: int) -> tuple[KeptSet, set[int]]:
+    """The ids a cell's sliced vocabulary keeps and the protected ones among them (special, added and byte tokens),
+    counted over the corpus's training split, the cell's training data (its documents' whole text), or both;
+    `vramlab check --fresh` computes them again through this same function (harness/results/freshness.py)."""
+    source = settings["vocabulary_source"]
+    protected = set(tokenizer.all_special_ids) | set(tokenizer.added_tokens_decoder) | \
+        set(byte_token_ids(tokenizer).values())
+    counted: list[Any] = []
+    if source.startswith("corpus:"):
+        corpus, languages = corpus_source(source)
+        counted += corpus_sequences(tokenizer, languages, corpus)
+    if counts_training(source):
+        counted += training_text(training, settings, tokenizer)
+    kept = choose_kept(counted, native_size, settings["vocabulary"], protected)
+    if len(kept.ids) >= native_size:
+        raise ValueError(f"the source {source!r} counts every one of the model's {native_size} tokens: "
+                         "nothing would be sliced")
+    return kept, protected
+
+
+def sliced_training(tokenizer: Any, settings: dict[str, Any], training: Any, native_size: int) \
+        -> tuple[KeptSet, set[int], TokenMap, Any]:
+    """The kept set, its protected ids, its token map, and the training data made again in the kept tokens
+    (spelled first, then fitted to the context): what a sliced cell trains on, and what the check recomputes."""
+    kept, protected = kept_set(tokenizer, settings, training, native_size)
+    token_map = TokenMap.build(tokenizer, kept.ids, native_size)
+    return kept, protected, token_map, spelled(training, settings, tokenizer, native_size, token_map.spell_marked)
+
+
 class Vocabulary(Technique):
     axis = "vocabulary"
     settings = (
@@ -134,14 +163,8 @@ class Vocabulary(Technique):
 
         tok, settings = plan.tokenizer, plan.settings
         source = settings["vocabulary_source"]
-        protected = set(tok.all_special_ids) | set(tok.added_tokens_decoder) | set(byte_token_ids(tok).values())
-        kept = choose_kept(self._counting_text(plan), old_size, target, protected)
-        if len(kept.ids) >= old_size:
-            raise ValueError(f"the source {source!r} counts every one of the model's {old_size} tokens: "
-                             "nothing would be sliced")
-        token_map = TokenMap.build(tok, kept.ids, old_size)
-        # made again in the kept tokens: spelled first, then fitted to the context
-        training = plan.training = spelled(plan.training, settings, tok, old_size, token_map.spell_marked)
+        kept, protected, token_map, training = sliced_training(tok, settings, plan.training, old_size)
+        plan.training = training
         over = [len(s) - settings["context"] for s in training.sequences if len(s) > settings["context"]]
         text, outside = training.detail["text_tokens"], training.detail["outside_tokens"]
 
@@ -167,19 +190,6 @@ class Vocabulary(Technique):
             "training_fingerprint": training.fingerprint,
         }
         return model
-
-    @staticmethod
-    def _counting_text(plan: Plan) -> list[Any]:
-        """The token ids the kept set is counted over: the corpus's training split, the cell's training data, or
-        both."""
-        source = plan.settings["vocabulary_source"]
-        found: list[Any] = []
-        if source.startswith("corpus:"):
-            corpus, languages = corpus_source(source)
-            found += corpus_sequences(plan.tokenizer, languages, corpus)
-        if counts_training(source):
-            found += training_text(plan.training, plan.settings, plan.tokenizer)
-        return found
 
     @staticmethod
     def _slice(model: Any, kept_ids: list[int]) -> None:
