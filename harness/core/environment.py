@@ -42,7 +42,9 @@ def _cpu_name() -> str:
 def _git() -> dict[str, Any]:
     if os.environ.get("VRAMLAB_GIT_COMMIT"):
         # a copy of the tree without .git (a remote GPU machine): the launcher says which commit it is
-        return {"commit": os.environ["VRAMLAB_GIT_COMMIT"], "dirty": None, "source": "VRAMLAB_GIT_COMMIT"}
+        dirty = os.environ.get("VRAMLAB_GIT_DIRTY", "").strip()
+        return {"commit": os.environ["VRAMLAB_GIT_COMMIT"], "dirty": {"0": False, "1": True}.get(dirty),
+                "source": "VRAMLAB_GIT_COMMIT"}
     def git(*args: str) -> str | None:
         try:
             out = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, timeout=10)

@@ -24,7 +24,7 @@ SWITCHES = ("VRAMLAB_EMULATE_CARD", "VRAMLAB_GC_FREEZE", "VRAMLAB_BYTECODE_CACHE
 DEVICES = "VRAMLAB_DEVICES"
 # read where they are used: a cell's time limit (harness/process/supervisor.py), the commit a result records where
 # the checkout is no git repository (harness/core/environment.py)
-READ_ELSEWHERE = ("VRAMLAB_TIME_LIMIT", "VRAMLAB_GIT_COMMIT")
+READ_ELSEWHERE = ("VRAMLAB_TIME_LIMIT", "VRAMLAB_GIT_COMMIT", "VRAMLAB_GIT_DIRTY")
 # set by vramlab for its own processes (harness/run/worker_status.py, harness/run/memory_history.py), or by the tests
 # (a worker's fault, warm starts on the CPU) and benchmarks/cell_time_run.py (its stream's number); nobody sets them
 # by hand, but a process started with them set is vramlab's own
@@ -183,6 +183,7 @@ def check_all() -> None:
         switch(name)
     devices()
     git_commit()
+    git_dirty()
 
 
 def git_commit() -> str | None:
@@ -193,3 +194,14 @@ def git_commit() -> str | None:
         raise UsageError(f"VRAMLAB_GIT_COMMIT={text[:80]!r} is no commit id (7 to 40 hex digits, as `git rev-parse "
                          "HEAD` prints); it would be recorded as the results' commit")
     return text.strip().lower() if text else None
+
+
+def git_dirty() -> bool | None:
+    """Whether the copy that VRAMLAB_GIT_COMMIT names differs from that commit (results and reports aside), as the
+    launcher, which has the repository, found it: 0 or 1; None (unknown) where it does not say."""
+    text = os.environ.get("VRAMLAB_GIT_DIRTY")
+    if text is None:
+        return None
+    if text.strip() not in ("0", "1"):
+        raise UsageError(f"VRAMLAB_GIT_DIRTY={text[:80]!r} is neither 0 (the copy is the commit) nor 1 (it differs)")
+    return text.strip() == "1"
