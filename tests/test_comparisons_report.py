@@ -16,7 +16,7 @@ from harness import results
 from harness.report.comparison_text import METRIC_WORDS, read_comparisons
 from harness.report.comparisons import COLUMNS, RESAMPLED_ITEMS, RESAMPLED_SEEDS, compare
 from harness.report.derived_comparisons import derive
-from harness.report.recall_by_age import MIN_BIN, age_bins, recall_by_age
+from harness.report.recall_by_age import MIN_BIN, age_bins, recall_by_age, untrained_recall
 from harness.spec.comparisons import Comparison, ComparisonPlan
 from tests.conftest import REPO, write_matrix
 
@@ -210,6 +210,8 @@ def test_recall_by_age_is_binned_from_the_data_with_enough_items_in_each_bin():
     assert (by_age["untrained"] < by_age["untrained_high"]).all()
     few = recall_items[recall_items["sections_back"] <= 5]  # 15 items a group: one bin of all
     assert age_bins(few) == [(1.0, 5.0)]
+    bits = items[items["task"] == "workload_bpb"].dropna(axis=1)  # no recall task: nothing to bin, no table
+    assert recall_by_age(cells, bits).empty and untrained_recall(cells, bits) == []
 
 
 # --- the same matrix through aggregate and report ----------------------------------------------------------

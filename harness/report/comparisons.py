@@ -73,20 +73,17 @@ class Outcomes:
         return tuple(rows.pivot(index="seed", columns="item", values=c) for c in columns)
 
     def from_items(self, comparison: Comparison) -> Paired | None:
-        tables: dict[tuple[str, str], tuple[pd.DataFrame, ...] | None] = {}
-
-        def arm(group: str, model: str) -> Any:
-            tables[group, model] = self._item_table(group, comparison.task, model, comparison.metric)
-            return tables[group, model]
-
-        terms = _terms(comparison, arm)
+        """The arms on the seeds they share and the items every one of them holds in every such seed."""
+        terms = _terms(comparison, lambda group, model: self._item_table(group, comparison.task, model,
+                                                                          comparison.metric))
         if terms is None:
             return None
         seeds = sorted(set.intersection(*(set(t.index) for _, side in terms for t in side)))
-        kept = pd.concat([t.loc[seeds] for _, side in terms for t in side]).dropna(axis=1).columns
-        if not seeds or not len(kept):
+        if not seeds:
             return None
-        items = sorted(kept)
+        items = sorted(pd.concat([t.loc[seeds] for _, side in terms for t in side]).dropna(axis=1).columns)
+        if not items:
+            return None
         rows = self.items[comparison.a, comparison.task, "trained"].drop_duplicates("item").set_index("item")
         documents = rows["doc_id"].reindex(items) if "doc_id" in rows else pd.Series(np.nan, index=items)
         documents = documents.astype(object).where(documents.notna(), pd.Series(items, index=items))

@@ -39,6 +39,8 @@ def age_bins(items: pd.DataFrame) -> list[tuple[float, float]]:
     """Bins of fact age, (lowest, highest) age in each, from the youngest: a bin closes at the first age where every
     group holds MIN_BIN distinct items in it; a last bin short of that joins the one before. A group with fewer
     than MIN_BIN items in all makes one bin of everything."""
+    if items.empty or "sections_back" not in items:
+        return []
     distinct = items.drop_duplicates(["group", "item"])[["group", "sections_back"]].dropna()
     if distinct.empty:
         return []
@@ -69,7 +71,7 @@ def recall_by_age(cells: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
                "untrained", "untrained_low", "untrained_high", "in_context"]
     found = _recall_items(items)
     bins = age_bins(found)
-    if found.empty or not bins:
+    if not bins:  # no recall task among the items, or none of its items with an age
         return pd.DataFrame(columns=columns)
     metric = recall_column(found)
     groups = group_rows(cells)
