@@ -365,7 +365,7 @@ rule aggregate:
         f"{REPORTS}/{NAME}/estimate.csv",
         f"{REPORTS}/{NAME}/environment.csv",
         f"{REPORTS}/{NAME}/design.json",
-        [f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [],
+        [f"{REPORTS}/{NAME}/quality.csv", f"{REPORTS}/{NAME}/comparisons.csv"] if TASKS else [],
     params:
         matrix=MATRIX,
     shell:
@@ -377,7 +377,7 @@ rule report:
         _prepare,
         ancient([f"{REPORTS}/{NAME}/cells.csv", f"{REPORTS}/{NAME}/steps.csv", f"{REPORTS}/{NAME}/estimate.csv",
                  f"{REPORTS}/{NAME}/environment.csv", f"{REPORTS}/{NAME}/design.json",
-                 *([f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [])]),
+                 *([f"{REPORTS}/{NAME}/quality.csv", f"{REPORTS}/{NAME}/comparisons.csv"] if TASKS else [])]),
         # the results too (ancient inputs that exist do not pass a rerun on): the report is made again whenever
         # the tables are, since a result it reads was measured again
         ancient(RESULT_FILES),

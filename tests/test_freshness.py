@@ -22,7 +22,7 @@ from harness.results.freshness_file import Verdict, read_freshness, standing
 from harness.spec.matrix import expand
 from harness.stack.fingerprint import fingerprint, tokenizer_digest
 from harness.stack.models.sources import make_placeholder_tokenizer, planned, source_tokenizer
-from harness.stack.techniques.vocabulary import kept_set
+from harness.stack.techniques.vocabulary import sliced_training
 from tests.conftest import REPO, write_matrix
 from tests.test_report import fake_environment
 
@@ -41,8 +41,10 @@ cells:
 def recorded(settings: dict) -> dict:
     """The fingerprint a cell of these settings records as it trains (harness/run/train.py)."""
     tokenizer = source_tokenizer(settings["model"], settings["seed"])
-    data = build_for(settings, tokenizer, 2048, random_weights=True)
-    kept = kept_set(tokenizer, settings, data.sequences, 2048)[0] if settings["vocabulary"] != "native" else None
+    data, kept = build_for(settings, tokenizer, 2048, random_weights=True), None
+    if settings["vocabulary"] != "native":  # a sliced cell trains on its data made again in the kept tokens
+        kept_tokens, _, _, data = sliced_training(tokenizer, settings, data, 2048)
+        kept = kept_tokens.ids
     return fingerprint(planned(settings["model"], settings["seed"]), tokenizer, data.fingerprint, kept)
 
 

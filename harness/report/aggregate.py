@@ -1,4 +1,4 @@
-"""Result files -> tidy tables under reports/<matrix>/: cells.csv, steps.csv, quality.csv, items.csv,
+"""Result files -> tidy tables under reports/<matrix>/: cells.csv, steps.csv, quality.csv, items.csv, comparisons.csv,
 estimate.csv, environment.csv, design.json and, where `vramlab check --fresh` judged the results, freshness.csv.
 Why it is so: docs/matrix-files.md."""
 
@@ -15,12 +15,20 @@ from harness.core.atomic_files import write_csv_atomic
 from harness.core.made_folders import make_folders
 from harness.core.path_problems import not_a_regular_file
 from harness.estimate import calibration
+from harness.report.comparisons import comparisons_table
 from harness.report.freshness import freshness_rows, stale_ids, without
 from harness.report.kept import keep_measured
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
 from harness.spec.cells import Cell
 from harness.spec.design import resolve
-from harness.spec.matrix import claim_results_folder, evaluation_plan, expand, load_matrix, matrix_path
+from harness.spec.matrix import (
+    claim_results_folder,
+    comparison_plan,
+    evaluation_plan,
+    expand,
+    load_matrix,
+    matrix_path,
+)
 from harness.spec.settings import SETTINGS
 
 ESTIMATE_COLUMNS = ["order", "cell_id", "name", "status", "measured_bytes", "predicted_bytes", "error",
@@ -182,6 +190,8 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     quality, items = without(quality, stale_ids(freshness)), without(items, stale_ids(freshness))
     estimate = estimate_rows(found)
     design = resolve(load_matrix(matrix)[1], [cell for cell, _ in found])
+    comparisons = comparisons_table(comparison_plan(matrix), cells, quality, items, design.baseline) \
+        if quality is not None else None
     out = reports_dir / name
     keep_measured(out / "cells.csv", cells, ["cell_id"], "status", "pending", results_dir / name, "cells")
     make_folders(out)
@@ -198,4 +208,5 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
         write_csv_atomic(out / "quality.csv", quality)
         if items is not None and len(items):
             write_csv_atomic(out / "items.csv", items)
+        write_csv_atomic(out / "comparisons.csv", comparisons)
     return out / "cells.csv"

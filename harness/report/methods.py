@@ -99,4 +99,9 @@ def markdown(frames: Frames, environment: pd.DataFrame | None, title: str, quali
         lines.append("- Bits per byte (lm-eval): the summed negative log-likelihood of a text in bits over its "
                      "length in UTF-8 bytes, lower is better; comparable across tokenizers and vocabularies. Each "
                      "score also has the same model untrained (its adapter disabled).")
+        lines.append("- Comparisons (`comparisons.csv`): the mean over paired seeds of the difference on the same "
+                     "items; intervals from a crossed bootstrap of seeds, documents and items within documents, "
+                     "p-values adjusted by Holm over each family and each interval printed at its Holm level. One "
+                     "rule names every verdict: higher or lower where Holm rejects at 0.05, no difference where the "
+                     "interval lies inside the margin, inconclusive otherwise (docs/quality.md).")
     return "\n".join([*lines, ""])

@@ -23,7 +23,10 @@ from harness.data.training import sequences_needed
 from harness.spec.ceiling import CeilingSpec, CeilingSpecError
 from harness.spec.cell_checks import chat_template_problem, name_contradiction
 from harness.spec.cells import Cell
+from harness.spec.comparisons import ComparisonPlan, ComparisonSpecError
+from harness.spec.comparisons import parse as parse_comparisons
 from harness.spec.design import ReportDesign, ReportSpecError, resolve
+from harness.spec.groups import group_name
 from harness.spec.settings import SETTINGS, defaults
 from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.hub import hub_problem
@@ -33,7 +36,7 @@ from harness.tasks.names import unknown_task_problem
 from harness.tasks.plan import EvaluationPlan, EvaluationSpecError
 
 TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells", "include", "exclude",
-                  "seeds", "concurrent_cells", "predicted_oom", "evaluation", "ceiling", "report")
+                  "seeds", "concurrent_cells", "predicted_oom", "evaluation", "ceiling", "report", "comparisons")
 DESIGNS = ("full", "one_at_a_time", "list")
 PREDICTED_OOM = ("run", "skip")
 MATRIX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -41,7 +44,8 @@ MATRIX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 # `/seed=N` suffix that seeds add, so it holds no path separator, newline, table bar or LaTeX special but `_`
 CELL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=@,-]{0,99}$")
 # sections that hold keys: one written with nothing under it is a mistake, not "no section"
-SECTIONS = ("fixed", "axes", "baseline", "cells", "include", "exclude", "seeds", "evaluation", "ceiling", "report")
+SECTIONS = ("fixed", "axes", "baseline", "cells", "include", "exclude", "seeds", "evaluation", "ceiling", "report",
+            "comparisons")
 
 
 def ablation_dirs() -> list[Path]:
@@ -494,7 +498,21 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
         resolve(spec, cells)
     except ReportSpecError as err:
         raise check.fail("report", str(err)) from None
+    _comparisons(check, spec, plan, cells)
     return cells
+
+
+def _comparisons(check: _Checker, spec: dict[str, Any], plan: EvaluationPlan,
+                 cells: list[Cell]) -> ComparisonPlan | None:
+    """The matrix's `comparisons:` section checked against its groups and tasks; None where it has none."""
+    if "comparisons" not in spec:
+        return None
+    groups = list(dict.fromkeys(group_name(cell.name) for cell in cells))
+    try:
+        families = {task: PROJECT_TASKS[task].family if task in PROJECT_TASKS else None for task in plan.tasks}
+        return parse_comparisons(spec["comparisons"], groups, families)
+    except ComparisonSpecError as err:
+        raise check.fail("comparisons", str(err)) from None
 
 
 # direction overrides and isolates: they make text read other than it is stored (the "Trojan Source" trick)
@@ -720,6 +738,14 @@ def evaluation_plan(matrix: str) -> EvaluationPlan:
         return EvaluationPlan.parse(spec.get("evaluation") if isinstance(spec, dict) else None)
     except EvaluationSpecError as err:
         raise MatrixError(f"{matrix_path(matrix)}: evaluation: {err}") from None
+
+
+def comparison_plan(matrix: str) -> ComparisonPlan | None:
+    """The matrix's `comparisons:` section (harness/spec/comparisons.py), parsed; None where it has none (the report
+    then derives its comparisons from the cells)."""
+    name, spec = load_matrix(matrix)
+    cells = expand_spec(name, spec, source=str(matrix_path(matrix)), check_model=False)
+    return _comparisons(_Checker(str(matrix_path(matrix))), spec, evaluation_plan(matrix), cells)
 
 
 def design_of(matrix: str) -> ReportDesign:

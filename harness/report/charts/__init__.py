@@ -35,7 +35,8 @@ CAPTIONS = {
     "loss": "training loss per step, warm-up shaded, coinciding curves named together",
     "quality_vs_memory": "each task's score against peak memory, the Pareto front of each context marked",
     "quality_by_cell": "each task's score per cell (dots, ± sd), trained and untrained",
-    "recall_by_age": "exact recall of planted facts by how many sections back they were introduced, per policy",
+    "recall_by_age": "recall of planted facts by how many sections back they were introduced (bins from the data), "
+                     "per policy",
 }
 # charts drawn from the items of the evaluations (items.csv) rather than from the scores
 ITEM_DRAWERS: dict[str, Callable[[Frames, pd.DataFrame | None, float], Figure]] = {
