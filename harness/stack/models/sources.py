@@ -3,7 +3,6 @@ Why it is so: docs/stack.md."""
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.cache import cache_root
+from harness.core.file_locks import lock_exclusive
 from harness.stack.models.gguf_tokenizer import gguf_tokenizer
 from harness.stack.models.parts import SPLIT_GGUF, Part, SplitGGUF
 from harness.stack.models.presets import preset
@@ -60,7 +60,7 @@ class ResolvedModel:
 def _locked(path: Path):
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        lock_exclusive(handle.fileno(), path.with_suffix(".lock"))
         yield
 
 
