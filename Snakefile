@@ -35,6 +35,7 @@ from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
 from harness.workflow import check_config, check_writable, default_matrix, flag
 from harness.core.environment_variables import check_all
+from harness.process.job_clock import job_minutes
 
 def _stop(err):
     """One line and exit 2, as every vramlab command ends on bad input: a WorkflowError would add Snakemake's
@@ -95,6 +96,11 @@ SLOTS = [f"--device-slots {CONCURRENT}"] if SHARED else []
 # each cell leaves a process that imports the libraries ahead for the next one (harness/process/warm_start.py); off with
 # --config warm_start=false. On a cluster each job may land on another node, so there it is always off.
 WARM = ["--warm-start"] if workflow.local_exec and flag(config, "warm_start", "true") else []
+
+
+# a cell's job asks a scheduler for the cell's own time limit and the minutes around it (harness/process/job_clock.py):
+# a cell that runs long ends as a `timeout` result, never killed by SLURM first with none
+JOB_MINUTES = {c.cell_id: job_minutes(c.settings) for c in CELLS}
 
 
 def device_resources(wildcards):
@@ -261,6 +267,7 @@ rule reproduce:
     resources:
         gpu=lambda wildcards: device_resources(wildcards)["gpu"],
         gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
+        runtime=lambda wildcards: JOB_MINUTES[wildcards.cell_id],
     params:
         matrix=MATRIX,
         flags=" ".join((["--shared-device"] if SHARED else []) + SLOTS + WARM),
@@ -297,6 +304,7 @@ rule cell:
     resources:
         gpu=lambda wildcards: device_resources(wildcards)["gpu"],
         gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
+        runtime=lambda wildcards: JOB_MINUTES[wildcards.cell_id],
     params:
         matrix=MATRIX,
         flags=" ".join((["--keep-adapter"] if TASKS else []) + (["--shared-device"] if SHARED else []) + SLOTS
