@@ -211,14 +211,26 @@ def test_validate_refuses_a_split_model_whose_parts_are_missing_with_the_pip_lin
 @pytest.fixture
 def hub(tmp_path, monkeypatch):
     """An empty hub cache, no offline switch, and a probe whose every connection this test decides."""
+    from huggingface_hub import constants
+
     from harness.stack.models import hub
 
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    # huggingface_hub reads its variables once, when imported: this process's are set where it keeps them
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", "https://huggingface.co")
     hub.reachable.cache_clear()
     yield hub
     hub.reachable.cache_clear()
+
+
+def _switch_off(monkeypatch) -> None:
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
 
 
 def _hub_matrix(tmp_path: Path) -> str:
@@ -233,7 +245,7 @@ def _hang(*args, **kwargs):
 
 
 def test_an_uncached_hub_id_with_the_hub_switched_off_is_refused(tmp_path, capsys, monkeypatch, hub):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    _switch_off(monkeypatch)
     monkeypatch.setattr(hub.socket, "create_connection", _hang)  # never asked: the switch says it all
     code, err = _validate(_hub_matrix(tmp_path), capsys)
     assert code == 2 and "\n" not in err, err
@@ -251,7 +263,7 @@ def test_an_uncached_hub_id_is_refused_within_the_probes_two_seconds(tmp_path, c
 
 
 def test_run_cell_refuses_an_unreachable_hub_id_before_anything_runs(tmp_path, capsys, monkeypatch, hub):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    _switch_off(monkeypatch)
     results = tmp_path / "results"
     assert main(["run-cell", "--matrix", _hub_matrix(tmp_path), "--cell", "adapter=lora",
                  "--results-dir", str(results)]) == 2
@@ -266,10 +278,12 @@ def test_a_hub_id_in_the_cache_or_a_reachable_hub_is_accepted(tmp_path, monkeypa
 
     monkeypatch.setattr(hub.socket, "create_connection", lambda *args, **kwargs: Opened())
     assert expand(_hub_matrix(tmp_path))  # the hub answers: the run downloads it
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    _switch_off(monkeypatch)
     snapshot = tmp_path / "hf" / "models--someorg--some-model-xyz" / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
-    (snapshot / "config.json").write_text("{}")
+    (snapshot / "config.json").write_text('{"model_type": "llama"}')  # read now: a model's config
+    (snapshot.parent.parent / "refs").mkdir()
+    (snapshot.parent.parent / "refs" / "main").write_text("abc123")  # what the cache's main is, as the hub writes it
     assert expand(_hub_matrix(tmp_path))  # offline, from the cache
 
 

@@ -292,7 +292,8 @@ def _load(trained: Any, results_dir: Path) -> tuple[Any, Any, Any, Any]:
     plan = Plan(settings=settings, runtime=runtime, backend=backend,
                 load=LoadRequest(quantization=settings["quantization"], attention=attention,
                                  max_seq_length=settings["context"]))
-    resolved = sources.resolve_outside(settings["model"], seed=settings["seed"])
+    resolved = sources.resolve_outside(settings["model"], seed=settings["seed"],
+                                       revision=settings.get("revision", sources.UNPINNED))
     model, tokenizer = backend.load(resolved.path, plan)
     folder = results.adapter_folder(results_dir, trained.matrix, trained.cell_id)
     token_map = None

@@ -67,7 +67,7 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
         if runtime.cuda:
             gc_freeze.freeze_imports()
     with trackers.phase("build"):
-        resolved = sources.resolve_outside(settings["model"], seed=settings["seed"])
+        resolved = sources.resolve_outside(settings["model"], seed=settings["seed"], revision=settings["revision"])
     outputs["model"] = resolved.describe()
 
     with trackers.phase("load"):

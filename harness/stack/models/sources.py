@@ -19,6 +19,7 @@ from typing import Any
 from harness.core.cache import cache_root
 from harness.core.file_locks import lock_exclusive
 from harness.stack.models.gguf_tokenizer import gguf_tokenizer
+from harness.stack.models.hub import UNPINNED, is_hub_id, snapshot
 from harness.stack.models.parts import SPLIT_GGUF, Part, SplitGGUF
 from harness.stack.models.presets import preset
 
@@ -239,7 +240,7 @@ def source_gguf(source: str) -> Path:
 Builder = Callable[[Path], None]
 
 
-def _plan(source: str, seed: int) -> tuple[ResolvedModel, Builder | None]:
+def _plan(source: str, seed: int, revision: str = UNPINNED) -> tuple[ResolvedModel, Builder | None]:
     if source.startswith("arch:"):
         return _arch(source[len("arch:"):], seed)
     if source.startswith("package:") and source[len("package:"):] in SPLIT_GGUF:
@@ -261,21 +262,24 @@ def _plan(source: str, seed: int) -> tuple[ResolvedModel, Builder | None]:
     if source.startswith("gguf:"):
         return _gguf(Path(source[len("gguf:"):]).expanduser(), source)
     path = Path(source).expanduser()
-    return ResolvedModel(source, path, False, {"kind": "folder" if path.exists() else "hub id"}), None
+    if is_hub_id(source):  # its files at the cell's commit, fetched into (or found in) the hub cache
+        folder = snapshot(source, revision)
+        return ResolvedModel(source, folder, False, {"kind": "hub id", "commit": folder.name}), None
+    return ResolvedModel(source, path, False, {"kind": "folder"}), None
 
 
-def resolve(source: str, seed: int = 0) -> ResolvedModel:
+def resolve(source: str, seed: int = 0, revision: str = UNPINNED) -> ResolvedModel:
     """The local folder for `source`, built into the cache first if needed, in this process."""
-    resolved, build = _plan(source, seed)
+    resolved, build = _plan(source, seed, revision)
     _build_once(resolved.path, build)
     return resolved
 
 
-def resolve_outside(source: str, seed: int = 0) -> ResolvedModel:
+def resolve_outside(source: str, seed: int = 0, revision: str = UNPINNED) -> ResolvedModel:
     """As resolve, but a model that must be built is built by a separate process: building an 8B model
     takes all its bf16 weights on the device at once, which must not count against (or be refused by)
     the budget of the cell that only loads it."""
-    resolved, build = _plan(source, seed)
+    resolved, build = _plan(source, seed, revision)
     if build is not None and not _built(resolved.path):
         subprocess.run([sys.executable, "-m", "harness", "prepare-model", source, "--seed", str(seed)], check=True)
     return resolved
