@@ -37,6 +37,10 @@ from harness.workflow import check_config, check_writable, default_matrix, flag
 from harness.core.environment_variables import check_all
 from harness.process.job_clock import job_minutes
 
+# the description at the head of `snakemake --report` (docs/html-report.md)
+report: "docs/snakemake-report/workflow.rst"
+
+
 def _stop(err):
     """One line and exit 2, as every vramlab command ends on bad input: a WorkflowError would add Snakemake's
     frames of this file below the line."""
@@ -368,8 +372,8 @@ rule aggregate:
         _prepare,
         ancient(RESULT_FILES),
     output:
-        f"{REPORTS}/{NAME}/cells.csv",
-        f"{REPORTS}/{NAME}/steps.csv",
+        report(f"{REPORTS}/{NAME}/cells.csv", category="Tables", labels={"table": "cells"}),
+        report(f"{REPORTS}/{NAME}/steps.csv", category="Tables", labels={"table": "steps"}),
         f"{REPORTS}/{NAME}/estimate.csv",
         f"{REPORTS}/{NAME}/environment.csv",
         f"{REPORTS}/{NAME}/design.json",
@@ -390,9 +394,11 @@ rule report:
         # the tables are, since a result it reads was measured again
         ancient(RESULT_FILES),
     output:
-        f"{REPORTS}/{NAME}/report.md",
         f"{REPORTS}/{NAME}/tables.tex",
         f"{REPORTS}/{NAME}/methods.md",
-        [f"{REPORTS}/{NAME}/{chart}" for chart in CHARTS],
+        # the charts and the report itself in `snakemake --report` (docs/html-report.md)
+        report(f"{REPORTS}/{NAME}/report.md", category="Report", labels={"file": "report.md"}),
+        [report(f"{REPORTS}/{NAME}/{chart}", category="Charts", labels={"chart": Path(chart).stem})
+         if chart.endswith(".png") else f"{REPORTS}/{NAME}/{chart}" for chart in CHARTS],
     shell:
         "{sys.executable} -m harness report {NAME:q} --reports-dir {REPORTS:q}"
