@@ -55,7 +55,7 @@ def scores_from(output: dict[str, Any], task: str) -> list[Score]:
             continue
         metric, filter_name = key.split(",", 1)
         stderr = found.get(f"{metric}_stderr,{filter_name}")
-        method = "lm-eval (standard error of the mean over documents)"
+        method: str | None = "lm-eval (standard error of the mean over documents)"
         if metric in _RATIOS and samples and all(isinstance(s.get(metric), list | tuple) for s in samples):
             pairs = [(float(s[metric][0]), float(s[metric][1])) for s in samples]
             stderr, method = bootstrap(pairs, _RATIOS[metric]), f"bootstrap over documents ({BOOTSTRAP_DRAWS} draws)"

@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.report.aggregate import load_evaluations, load_results
 from harness.results import CellResult, Metrics
+from harness.spec.cells import Cell
 from harness.spec.matrix import evaluation_plan, load_matrix
 
 Param = str | int | float | bool
@@ -56,7 +57,7 @@ def cell_run(result: CellResult, scores: list[dict[str, Any]]) -> CellRun:
     """One cell's run: everything a tracker shows of it, from its result and its evaluations' rows."""
     metrics = {name: float(getattr(result.metrics, name)) for name in Metrics.columns()
                if _finite(getattr(result.metrics, name))}
-    losses = [(step + 1, float(loss)) for step, loss in enumerate(result.metrics.loss) if _finite(loss)]
+    losses = [(step + 1, loss) for step, loss in enumerate(result.metrics.loss) if loss is not None and _finite(loss)]
     if losses:
         metrics["first_loss"], metrics["final_loss"] = losses[0][1], losses[-1][1]
     for row in scores:
@@ -80,11 +81,12 @@ def cell_run(result: CellResult, scores: list[dict[str, Any]]) -> CellRun:
 def matrix_runs(matrix: str, results_dir: Path, reports_dir: Path) -> MatrixRuns:
     """The matrix's cells that have a result (a cell not run yet has nothing to show), in matrix order, and its
     report's files where `vramlab report` has written them."""
-    found = [(cell, result) for cell, result in load_results(matrix, results_dir, partial=True) if result]
+    found: list[tuple[Cell, CellResult | None]] = [(cell, result) for cell, result
+                                                   in load_results(matrix, results_dir, partial=True) if result]
     plan = evaluation_plan(matrix)
     rows = load_evaluations(found, results_dir, plan.task_names())[0] if plan.tasks else []
     cells = [cell_run(result, [r for r in rows if r["cell_id"] == result.cell_id and r["status"] == "ok"])
-             for _, result in found]
+             for _, result in found if result]
     folder = reports_dir / load_matrix(matrix)[0]
     figures = sorted(folder.glob("*.png"))
     documents = [p for p in (folder / "report.md", folder / "cells.csv", folder / "steps.csv") if p.is_file()]

@@ -137,7 +137,7 @@ def split_gguf(model: SplitGGUF) -> tuple[Path, dict[str, str | None]]:
     onto a machine that has none of the packages). Otherwise the installed parts are concatenated in order
     into <name>.gguf.partial under a lock, checked, and renamed into place."""
     target = cache_root() / "packages" / model.gguf_file
-    from_cache = dict.fromkeys((p.distribution for p in model.parts), "cache")
+    from_cache: dict[str, str | None] = dict.fromkeys((p.distribution for p in model.parts), "cache")
     if _is_assembled(target, model):
         return target, from_cache
     with _locked(target):
