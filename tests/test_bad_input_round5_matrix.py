@@ -226,13 +226,6 @@ def hub(tmp_path, monkeypatch):
     hub.reachable.cache_clear()
 
 
-def _switch_off(monkeypatch) -> None:
-    from huggingface_hub import constants
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-
-
 def _hub_matrix(tmp_path: Path) -> str:
     (tmp_path / "m").mkdir(exist_ok=True)
     fixed = F.replace('"arch:tiny-llama"', '"someorg/some-model-xyz"')
@@ -245,7 +238,7 @@ def _hang(*args, **kwargs):
 
 
 def test_an_uncached_hub_id_with_the_hub_switched_off_is_refused(tmp_path, capsys, monkeypatch, hub):
-    _switch_off(monkeypatch)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(hub.socket, "create_connection", _hang)  # never asked: the switch says it all
     code, err = _validate(_hub_matrix(tmp_path), capsys)
     assert code == 2 and "\n" not in err, err
@@ -263,7 +256,7 @@ def test_an_uncached_hub_id_is_refused_within_the_probes_two_seconds(tmp_path, c
 
 
 def test_run_cell_refuses_an_unreachable_hub_id_before_anything_runs(tmp_path, capsys, monkeypatch, hub):
-    _switch_off(monkeypatch)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     results = tmp_path / "results"
     assert main(["run-cell", "--matrix", _hub_matrix(tmp_path), "--cell", "adapter=lora",
                  "--results-dir", str(results)]) == 2
@@ -278,7 +271,7 @@ def test_a_hub_id_in_the_cache_or_a_reachable_hub_is_accepted(tmp_path, monkeypa
 
     monkeypatch.setattr(hub.socket, "create_connection", lambda *args, **kwargs: Opened())
     assert expand(_hub_matrix(tmp_path))  # the hub answers: the run downloads it
-    _switch_off(monkeypatch)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     snapshot = tmp_path / "hf" / "models--someorg--some-model-xyz" / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
     (snapshot / "config.json").write_text('{"model_type": "llama"}')  # read now: a model's config

@@ -9,8 +9,9 @@ the answer in the cache (refs/<revision>), so that every later reading here reso
 neither in the cache nor reachable is told before anything loads: transformers would retry the hub for a minute
 and more, printing each retry, before the cell failed; one connection of at most two seconds tells it first.
 
-huggingface_hub is imported inside the functions: it reads its switches once, when imported, and the evaluate
-stage switches the hub off (harness/evaluation/stage.py, OFFLINE) before anything here runs."""
+huggingface_hub reads its switches once, when it is imported; the evaluate stage switches the hub off in its own
+environment later (harness/evaluation/stage.py, OFFLINE), so the offline switch is read here at each call too, by
+huggingface_hub's names and spelling of a true value."""
 
 from __future__ import annotations
 
@@ -67,13 +68,13 @@ def hub_cache() -> Path:
 
 
 def offline_switch() -> str | None:
-    """The variable that keeps huggingface_hub (and transformers) off the hub, where huggingface_hub obeys one."""
+    """The variable that keeps huggingface_hub (and transformers) off the hub, where one is set: now, or when
+    huggingface_hub was imported."""
     from huggingface_hub import constants
 
-    if not constants.HF_HUB_OFFLINE:
-        return None
-    return next((name for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-                 if os.environ.get(name, "").strip().upper() in {"1", "ON", "YES", "TRUE"}), "HF_HUB_OFFLINE")
+    named = next((name for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+                  if os.environ.get(name, "").strip().upper() in {"1", "ON", "YES", "TRUE"}), None)
+    return named or ("HF_HUB_OFFLINE" if constants.HF_HUB_OFFLINE else None)
 
 
 def cached_config(repo_id: str, revision: str | None = None) -> Path | None:
