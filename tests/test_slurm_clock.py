@@ -6,7 +6,6 @@ minutes is tests/test_job_clock.py's (a dry run through the profile)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import pytest
 from harness.process.job_clock import job_minutes
 from harness.spec.matrix import expand
 from tests.conftest import REPO, TINY, write_matrix
-from tests.slurm_cluster import cluster, missing
+from tests.slurm_cluster import cluster, vramlab_env
 
 
 def _snakemake(workdir: Path, env: dict[str, str], matrix: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -35,10 +34,7 @@ def _time_limits(env: dict[str, str]) -> list[str]:
 
 @pytest.mark.slow
 def test_on_slurm_a_cell_in_a_job_shorter_than_its_limit_ends_as_a_timeout(tmp_path, cache_dir):
-    reason = missing()
-    if reason:
-        pytest.skip(reason)
-    env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO)}
+    env = vramlab_env(cache_dir)
     matrix = write_matrix(tmp_path, TINY.format(cells="  - {name: b, context: 48}"))
     (cell,) = expand(str(matrix))
     assert job_minutes(cell.settings) > 4  # what the Snakefile would ask for, cut short below
