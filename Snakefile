@@ -394,10 +394,10 @@ rule report:
         # the tables are, since a result it reads was measured again
         ancient(RESULT_FILES),
     output:
+        # the report, its charts (and the tables, rule aggregate) in `snakemake --report` (docs/html-report.md)
+        report(f"{REPORTS}/{NAME}/report.md", category="Report", labels={"file": "report.md"}),
         f"{REPORTS}/{NAME}/tables.tex",
         f"{REPORTS}/{NAME}/methods.md",
-        # the charts and the report itself in `snakemake --report` (docs/html-report.md)
-        report(f"{REPORTS}/{NAME}/report.md", category="Report", labels={"file": "report.md"}),
         [report(f"{REPORTS}/{NAME}/{chart}", category="Charts", labels={"chart": Path(chart).stem})
          if chart.endswith(".png") else f"{REPORTS}/{NAME}/{chart}" for chart in CHARTS],
     shell:

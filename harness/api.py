@@ -4,11 +4,11 @@ docstrings are the reference, and docs/python-api.md shows them at work.
 
     from harness import api
 
-    api.matrices()                                   # ['gpu-check', 'loss-path-16gb', ..., 'seed-16gb', 'smoke', ...]
+    api.matrices()                                   # ['ceiling-16gb', 'claims', ..., 'smoke', 'vocab-16gb']
     cells = api.results("seed-16gb")                 # one row a cell: settings, peaks, tokens/s, MFU, status
     fit = api.estimate(model="arch:qwen3-8b", context=20480, quantization="nf4", kernels="unsloth",
                        checkpointing="offload")
-    fit.fits, fit.total_gib                          # (True, 10.2...)
+    fit.fits, fit.total_gib                          # (True, 11.47...)
 
 Bad input raises harness.core.errors.UsageError (a ValueError) with the one line the commands would print.
 """
