@@ -35,6 +35,11 @@ from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
 from harness.workflow import check_config, check_writable, default_matrix, flag
 from harness.core.environment_variables import check_all
+from harness.process.job_clock import job_minutes
+
+# the description at the head of `snakemake --report` (docs/html-report.md)
+report: "docs/snakemake-report/workflow.rst"
+
 
 def _stop(err):
     """One line and exit 2, as every vramlab command ends on bad input: a WorkflowError would add Snakemake's
@@ -95,6 +100,11 @@ SLOTS = [f"--device-slots {CONCURRENT}"] if SHARED else []
 # each cell leaves a process that imports the libraries ahead for the next one (harness/process/warm_start.py); off with
 # --config warm_start=false. On a cluster each job may land on another node, so there it is always off.
 WARM = ["--warm-start"] if workflow.local_exec and flag(config, "warm_start", "true") else []
+
+
+# a cell's job asks a scheduler for the cell's own time limit and the minutes around it (harness/process/job_clock.py):
+# a cell that runs long ends as a `timeout` result, never killed by SLURM first with none
+JOB_MINUTES = {c.cell_id: job_minutes(c.settings) for c in CELLS}
 
 
 def device_resources(wildcards):
@@ -261,6 +271,7 @@ rule reproduce:
     resources:
         gpu=lambda wildcards: device_resources(wildcards)["gpu"],
         gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
+        runtime=lambda wildcards: JOB_MINUTES[wildcards.cell_id],
     params:
         matrix=MATRIX,
         flags=" ".join((["--shared-device"] if SHARED else []) + SLOTS + WARM),
@@ -297,6 +308,7 @@ rule cell:
     resources:
         gpu=lambda wildcards: device_resources(wildcards)["gpu"],
         gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
+        runtime=lambda wildcards: JOB_MINUTES[wildcards.cell_id],
     params:
         matrix=MATRIX,
         flags=" ".join((["--keep-adapter"] if TASKS else []) + (["--shared-device"] if SHARED else []) + SLOTS
@@ -360,8 +372,8 @@ rule aggregate:
         _prepare,
         ancient(RESULT_FILES),
     output:
-        f"{REPORTS}/{NAME}/cells.csv",
-        f"{REPORTS}/{NAME}/steps.csv",
+        report(f"{REPORTS}/{NAME}/cells.csv", category="Tables", labels={"table": "cells"}),
+        report(f"{REPORTS}/{NAME}/steps.csv", category="Tables", labels={"table": "steps"}),
         f"{REPORTS}/{NAME}/estimate.csv",
         f"{REPORTS}/{NAME}/environment.csv",
         f"{REPORTS}/{NAME}/design.json",
@@ -382,9 +394,11 @@ rule report:
         # the tables are, since a result it reads was measured again
         ancient(RESULT_FILES),
     output:
-        f"{REPORTS}/{NAME}/report.md",
+        # the report, its charts (and the tables, rule aggregate) in `snakemake --report` (docs/html-report.md)
+        report(f"{REPORTS}/{NAME}/report.md", category="Report", labels={"file": "report.md"}),
         f"{REPORTS}/{NAME}/tables.tex",
         f"{REPORTS}/{NAME}/methods.md",
-        [f"{REPORTS}/{NAME}/{chart}" for chart in CHARTS],
+        [report(f"{REPORTS}/{NAME}/{chart}", category="Charts", labels={"chart": Path(chart).stem})
+         if chart.endswith(".png") else f"{REPORTS}/{NAME}/{chart}" for chart in CHARTS],
     shell:
         "{sys.executable} -m harness report {NAME:q} --reports-dir {REPORTS:q}"

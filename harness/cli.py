@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -35,6 +36,7 @@ from harness.report.aggregate import aggregate
 from harness.report.build import build_report
 from harness.report.ceiling_report import write_report
 from harness.report.claims import build as claims
+from harness.report.export import TRACKERS, export
 from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
@@ -430,6 +432,14 @@ def _tables_are_the_matrix(folder: Path, name: str) -> None:
                          f"{name} again (`vramlab aggregate {name}`)")
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec(args.to) is None:
+        raise UsageError(f"export --to {args.to}: {args.to} is not installed here; pip install 'vramlab[{args.to}]'")
+    out = args.out or str(Path("exports") / args.to)
+    print(export(args.matrix, args.to, out, Path(args.results_dir), Path(args.reports_dir)))
+    return 0
+
+
 def _cmd_prepare_model(args: argparse.Namespace) -> int:
     problem = SETTINGS["seed"].check(args.seed)
     if problem:
@@ -591,6 +601,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="with --all: write the rebuilt reports here instead of over --reports-dir")
     p.set_defaults(func=_cmd_report)
 
+    p = sub.add_parser("export", help="a matrix's results as runs of an experiment tracker, offline: MLflow (its "
+                                      "file store), TensorBoard (event files) or W&B (offline runs); settings as "
+                                      "parameters, peaks, speed, MFU and scores as metrics, the loss per step, the "
+                                      "report's figures")
+    p.add_argument("matrix")
+    p.add_argument("--to", required=True, choices=sorted(TRACKERS), help="the tracker (each an extra: "
+                                                                         "pip install 'vramlab[mlflow]', ...)")
+    p.add_argument("--out", help="where the runs go (default: exports/<tracker>); for mlflow also any tracking URI "
+                                 "(sqlite:///runs.db, http://host:5000)")
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--reports-dir", default="reports", help="where the matrix's report is (its figures)")
+    p.set_defaults(func=_cmd_export)
+
     p = sub.add_parser("prepare-model", help="build a model into the cache (arch: random weights, GGUF conversion)")
     p.add_argument("source")
     p.add_argument("--seed", type=int, default=0)
@@ -642,6 +665,12 @@ def _output_arguments(args: argparse.Namespace) -> None:
     if args.func is _cmd_schema and out and _inside(Path(out), results, Path("reports")):
         raise UsageError(f"--out {out} is inside {results} or reports, which hold results and reports only; give "
                          "another folder (default: harness/results/schema)")
+    if args.func is _cmd_export and args.out and "://" not in args.out:
+        if _inside(Path(args.out), results, Path(args.reports_dir)):
+            raise UsageError(f"--out {args.out} is inside {results} or {args.reports_dir}, which hold results and the "
+                             "reports `vramlab report` writes; give a folder of its own for the tracker's runs")
+        if taken := source_folder_problem(Path(args.out)):
+            raise UsageError(f"--out {args.out}: {taken}; give a folder of its own")
     chart = getattr(args, "chart", None)
     if args.func is _cmd_estimate and chart and _inside(Path(chart), results, Path("reports")):
         raise UsageError(f"--chart {chart} is inside {results} or reports, which hold results and the reports "

@@ -172,11 +172,12 @@ LAYERS = ("core", "data", "stack", "tasks", "spec", "results", "estimate", "run"
 # modules directly under harness/: the entry points, the package itself (its version), and flops.py, which stays
 # at the path every published methods.md cites for the FLOPs formula
 TOP_LEVEL = {"harness": "core", "harness.flops": "core", "harness.cli": "entry", "harness.__main__": "entry",
-             "harness.workflow": "entry"}
+             "harness.workflow": "entry", "harness.api": "entry"}
 # the training stack: imported inside the functions that use it, so that importing any harness module (a
-# warm-start spare importing ahead, `vramlab cells`) never loads it, nor what Unsloth must patch first
+# warm-start spare importing ahead, `vramlab cells`) never loads it, nor what Unsloth must patch first; and the
+# experiment trackers `vramlab export` writes to, optional extras
 HEAVY = ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "bitsandbytes", "liger_kernel",
-         "unsloth", "unsloth_zoo", "lm_eval", "triton", "flash_attn")
+         "unsloth", "unsloth_zoo", "lm_eval", "triton", "flash_attn", "mlflow", "tensorboard", "wandb")
 
 
 @dataclass(frozen=True)

@@ -2,15 +2,14 @@
 
 lm-eval gives a standard error for metrics averaged over documents, and "N/A" for the corpus-level ratios
 (bits per byte, word and byte perplexity), which are not means of per-document values. Those get a
-bootstrap over documents instead: documents are drawn with replacement 1,000 times (seeded), the ratio is
-computed on each draw, and its standard deviation is the standard error. The method is recorded with every
-score.
+bootstrap over documents instead (scipy.stats.bootstrap, paired): documents are drawn with replacement 1,000 times
+(seeded), the ratio is computed on each draw, and its standard deviation is the standard error. The method is
+recorded with every score.
 """
 
 from __future__ import annotations
 
 import math
-import random
 from typing import Any
 
 from harness.results import Score
@@ -27,13 +26,22 @@ _LOWER_IS_BETTER = {"bits_per_byte", "word_perplexity", "byte_perplexity", "perp
 
 
 def bootstrap(pairs: list[tuple[float, float]], ratio: Any, draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> float:
-    rng = random.Random(seed)
-    values = []
-    for _ in range(draws):
-        sample = [pairs[rng.randrange(len(pairs))] for _ in pairs]
-        values.append(ratio(sum(p[0] for p in sample), sum(p[1] for p in sample)))
-    mean = sum(values) / len(values)
-    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    """The standard error of ratio(sum of firsts, sum of seconds) over documents drawn with replacement."""
+    import numpy as np
+    from scipy import stats
+
+    if len(pairs) < 2:  # one document: every draw is that document, so the ratio does not vary
+        return 0.0
+    firsts, seconds = (np.array(values, dtype=float) for values in zip(*pairs, strict=True))
+    found = stats.bootstrap((firsts, seconds), lambda a, b: ratio(float(a.sum()), float(b.sum())), paired=True,
+                            vectorized=False, n_resamples=draws, method="percentile", rng=np.random.default_rng(seed))
+    return float(found.standard_error)
+
+
+def _standard_error(values: list[float]) -> float:
+    from scipy import stats
+
+    return float(stats.sem(values))
 
 
 def scores_from(output: dict[str, Any], task: str) -> list[Score]:
@@ -48,7 +56,7 @@ def scores_from(output: dict[str, Any], task: str) -> list[Score]:
             continue
         metric, filter_name = key.split(",", 1)
         stderr = found.get(f"{metric}_stderr,{filter_name}")
-        method = "lm-eval (standard error of the mean over documents)"
+        method: str | None = "lm-eval (standard error of the mean over documents)"
         if metric in _RATIOS and samples and all(isinstance(s.get(metric), list | tuple) for s in samples):
             pairs = [(float(s[metric][0]), float(s[metric][1])) for s in samples]
             stderr, method = bootstrap(pairs, _RATIOS[metric]), f"bootstrap over documents ({BOOTSTRAP_DRAWS} draws)"
@@ -62,7 +70,7 @@ def scores_from(output: dict[str, Any], task: str) -> list[Score]:
     if in_context and "exact_match" in samples[0]:
         hits = [float(s["exact_match"]) for s in in_context]
         mean = sum(hits) / len(hits)
-        stderr = math.sqrt(mean * (1 - mean) / (len(hits) - 1)) if len(hits) > 1 else None
+        stderr = _standard_error(hits) if len(hits) > 1 else None
         scores.append(Score(metric="exact_match_in_context", value=mean, stderr=stderr,
                             stderr_method="standard error of the mean over the items in context" if stderr else None,
                             n=len(hits), higher_is_better=True,

@@ -16,6 +16,7 @@ from typing import Any
 
 from harness import results
 from harness.core import environment
+from harness.core.atomic_files import write_text_atomic
 from harness.core.budget import Budget
 from harness.core.errors import UsageError
 from harness.core.runtime import Runtime
@@ -23,6 +24,7 @@ from harness.core.suggest import did_you_mean
 from harness.data.workload import DoesNotFit
 from harness.evaluation.lm import cell_lm
 from harness.evaluation.spread import items_from, scores_from
+from harness.evaluation.task_metadata import task_metadata
 from harness.results import EvaluationResult, EvaluationStatus, Score, Status
 from harness.results.adapter_files import adapter_problem
 from harness.results.existing import review_evaluation
@@ -200,7 +202,8 @@ class Session:
         from lm_eval import simple_evaluate
 
         output = simple_evaluate(model=self.lm, tasks=[config], limit=self.plan.limit, log_samples=True,
-                                 bootstrap_iters=0, random_seed=0, numpy_random_seed=0, torch_random_seed=0)
+                                 bootstrap_iters=0, random_seed=0, numpy_random_seed=0, torch_random_seed=0,
+                                 metadata=task_metadata(self.settings["context"], self.tokenizer))
         name = config["task"] if isinstance(config, dict) else config
         key, fields = item_fields
         return scores_from(output, name), (items_from(output, name, fields, key) if key else None)
@@ -215,13 +218,11 @@ class Session:
                 return [Score.model_validate(s) for s in cached["scores"]], cached.get("items")
         with self.model.disable_adapter():
             scores, items = self._scores(config, item_fields)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
         cache = {"key": key, "scores": [s.model_dump(mode="json") for s in scores]}
         if items is not None:
             cache["items"] = items
-        tmp.write_text(json.dumps(cache, indent=1))
-        tmp.replace(path)
+        # sibling cells share a key: each writes its own temporary file, and the last rename wins whole
+        write_text_atomic(path, json.dumps(cache, indent=1))
         return scores, items
 
     def _baseline_key(self, config: Any) -> str:
@@ -340,7 +341,8 @@ def _load(trained: Any, results_dir: Path) -> tuple[Any, Any, Any, Any]:
     plan = Plan(settings=settings, runtime=runtime, backend=backend,
                 load=LoadRequest(quantization=settings["quantization"], attention=attention,
                                  max_seq_length=settings["context"]))
-    resolved = sources.resolve_outside(settings["model"], seed=settings["seed"])
+    resolved = sources.resolve_outside(settings["model"], seed=settings["seed"],
+                                       revision=settings.get("revision", sources.UNPINNED))
     model, tokenizer = backend.load(resolved.path, plan)
     folder = results.adapter_folder(results_dir, trained.matrix, trained.cell_id)
     token_map = None

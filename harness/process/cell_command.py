@@ -19,6 +19,7 @@ from harness.core.path_problems import file_in_the_way
 from harness.core.progress import StepLine, matrix_standing
 from harness.process import warm_start
 from harness.process.device_lease import cell_lease, slots_wanted
+from harness.process.job_clock import within_job
 from harness.process.supervisor import supervise, time_limit
 from harness.results import ResultFileError, Status, read
 from harness.results.existing import Redo, replaced, review_cell
@@ -170,9 +171,9 @@ def run_cell(args: argparse.Namespace) -> int:
         problem = problem or (f"--out {args.out} is not under --results-dir {args.results_dir}: --out names the "
                               "result file, --results-dir the folder its default path is under; give one")
     try:
-        limit = time_limit(cell.settings, args.time_limit)
+        limit, shortened = within_job(time_limit(cell.settings, args.time_limit))
     except SupervisorError as err:
-        problem = problem or str(err)
+        problem, shortened = problem or str(err), None
     try:
         slots_wanted(args.device_slots)
     except ValueError as err:
@@ -187,6 +188,8 @@ def run_cell(args: argparse.Namespace) -> int:
     if args.keep_adapter and random_weights(cell.settings["model"]):
         print(f"vramlab: note: --keep-adapter keeps no adapter of {cell.name}: its model ({cell.settings['model']}) "
               "has random weights, which are never evaluated", file=sys.stderr)
+    if shortened:
+        print(f"vramlab: cell {cell.name}: {shortened}", file=sys.stderr)
     if getattr(args, "memory_history", None):
         os.environ[MEMORY_HISTORY_ENV] = str(Path(args.memory_history).resolve())  # the worker inherits it
     # not in the spare that took this command, which checks all of the above again itself

@@ -236,6 +236,8 @@ class ModelSource(Strict):
     gguf_file: str | None = None
     gguf_bytes: Bytes | None = None
     gguf_sha256: str | None = None
+    # hub id: the commit whose files the cell loaded (the one its `revision` setting pins, or main's when unpinned)
+    commit: str | None = Field(None, pattern=r"^[0-9a-f]{40}$")
 
     @field_validator("gguf_file")
     @classmethod

@@ -68,7 +68,7 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
         if runtime.cuda:
             gc_freeze.freeze_imports()
     with trackers.phase("build"):
-        resolved = sources.resolve_outside(settings["model"], seed=settings["seed"])
+        resolved = sources.resolve_outside(settings["model"], seed=settings["seed"], revision=settings["revision"])
     outputs["model"] = resolved.describe()
 
     with trackers.phase("load"):
@@ -85,8 +85,9 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
         training = plan.training
         budget.account_for_paged_optimizer(plan, model)
     # the tokenizer as the model source gives it, read as `vramlab check --fresh` reads it (a loader may add to its own)
-    outputs["fingerprint"] = fingerprint(resolved, sources.source_tokenizer(settings["model"], seed=settings["seed"]),
-                                         training.fingerprint, plan.token_map.kept if plan.token_map else None)
+    given = sources.source_tokenizer(settings["model"], seed=settings["seed"], revision=settings["revision"])
+    outputs["fingerprint"] = fingerprint(resolved, given, training.fingerprint,
+                                         plan.token_map.kept if plan.token_map else None)
     trackers.get("compute").model_known(getattr(getattr(model, "base_model", model), "config", model.config),
                                         training.mean_length)
     with trackers.phase("trainer"):

@@ -29,7 +29,7 @@ from harness.spec.design import ReportDesign, ReportSpecError, resolve
 from harness.spec.groups import group_name
 from harness.spec.settings import SETTINGS, defaults
 from harness.stack.models.facts import ModelSourceError, facts
-from harness.stack.models.hub import hub_problem
+from harness.stack.models.hub import UNPINNED, HubModelError, commit_of, hub_problem, is_hub_id
 from harness.stack.models.sources import missing_parts_problem
 from harness.tasks.catalog import PROJECT_TASKS, scores_training_documents
 from harness.tasks.names import unknown_task_problem
@@ -463,8 +463,8 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
             raise check.fail(f"cells.{given_name}", f"{contradiction}; name the cell by what it is")
         repeats = [{}] if seeds is None or "seed" in varied else [{"seed": seed} for seed in seeds]
         for repeat in repeats:
-            settings = {**base, **varied, **repeat}
             label = given_name or _readable_name(varied)
+            settings = _pinned(check, label, {**base, **varied, **repeat})
             cell = Cell(matrix=name, name=f"{label}/seed={repeat['seed']}" if repeat else label,
                         settings=settings, varied={**varied, **repeat})
             if cell.cell_id in seen:
@@ -541,6 +541,18 @@ def _written(spec: dict[str, Any]) -> dict[str, str]:
             if name in SETTINGS:
                 written.setdefault(name, where)
     return written
+
+
+def _pinned(check: _Checker, label: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """A hub id's revision as the commit it names (harness/stack/models/hub.py): the cell's id, and its result, are
+    that commit's, whatever the branch or tag says later."""
+    revision = settings.get("revision", UNPINNED)
+    if revision == UNPINNED or not is_hub_id(str(settings["model"])):  # elsewhere it acts in no cell: _idle_setting
+        return settings
+    try:
+        return {**settings, "revision": commit_of(str(settings["model"]), revision)}
+    except HubModelError as err:
+        raise check.fail(f"{label}.revision", str(err)) from None
 
 
 def _idle_setting(check: _Checker, written: dict[str, str], cells: list[Cell]) -> None:
@@ -627,7 +639,7 @@ def _ceiling_within_positions(check: _Checker, cell: Cell, ceiling: CeilingSpec)
     """A search whose range passes what a probe may reach (PROBE_POSITIONS_FACTOR x the model's positions) would
     have run-cell refuse its probes there, one after another; said once, before any probe."""
     try:
-        model = facts(cell.settings["model"])
+        model = facts(cell.settings["model"], cell.settings.get("revision", UNPINNED))
     except ModelSourceError:
         return  # _check_against_model has said it
     if model is not None and model.max_positions and ceiling.high > model.max_positions * PROBE_POSITIONS_FACTOR:
@@ -651,11 +663,11 @@ def _check_against_model(check: _Checker, cell: Cell, positions_factor: int = 1)
     """What the model's config tells before any weight is loaded: positions, vocabulary, layer names."""
     s = cell.settings
     try:
-        model = facts(s["model"])
+        model = facts(s["model"], s.get("revision", UNPINNED))
     except ModelSourceError as err:
         raise check.fail(f"{cell.name}.model", str(err)) from None
     if model is None:  # a hub id: loaded from the hub's cache, or from the hub
-        problem = hub_problem(s["model"])
+        problem = hub_problem(s["model"], s.get("revision", UNPINNED))
         if problem:
             raise check.fail(f"{cell.name}.model", problem)
         return

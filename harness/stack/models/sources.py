@@ -3,7 +3,6 @@ Why it is so: docs/stack.md."""
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -19,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.cache import cache_root
+from harness.core.file_locks import lock_exclusive
 from harness.stack.models.gguf_tokenizer import gguf_tokenizer
+from harness.stack.models.hub import UNPINNED, is_hub_id, snapshot
 from harness.stack.models.parts import SPLIT_GGUF, Part, SplitGGUF
 from harness.stack.models.presets import preset
 
@@ -61,7 +62,7 @@ class ResolvedModel:
 def _locked(path: Path):
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        lock_exclusive(handle.fileno(), path.with_suffix(".lock"))
         yield
 
 
@@ -137,7 +138,7 @@ def split_gguf(model: SplitGGUF) -> tuple[Path, dict[str, str | None]]:
     onto a machine that has none of the packages). Otherwise the installed parts are concatenated in order
     into <name>.gguf.partial under a lock, checked, and renamed into place."""
     target = cache_root() / "packages" / model.gguf_file
-    from_cache = dict.fromkeys((p.distribution for p in model.parts), "cache")
+    from_cache: dict[str, str | None] = dict.fromkeys((p.distribution for p in model.parts), "cache")
     if _is_assembled(target, model):
         return target, from_cache
     with _locked(target):
@@ -241,7 +242,8 @@ Builder = Callable[[Path], None]
 TokenizerMaker = Callable[[], Any]  # the tokenizer a build saves beside the weights, made without them
 
 
-def _plan(source: str, seed: int) -> tuple[ResolvedModel, Builder | None, TokenizerMaker | None]:
+def _plan(source: str, seed: int, revision: str = UNPINNED) \
+        -> tuple[ResolvedModel, Builder | None, TokenizerMaker | None]:
     if source.startswith("arch:"):
         return _arch(source[len("arch:"):], seed)
     if source.startswith("package:") and source[len("package:"):] in SPLIT_GGUF:
@@ -263,30 +265,33 @@ def _plan(source: str, seed: int) -> tuple[ResolvedModel, Builder | None, Tokeni
     if source.startswith("gguf:"):
         return _gguf(Path(source[len("gguf:"):]).expanduser(), source)
     path = Path(source).expanduser()
-    return ResolvedModel(source, path, False, {"kind": "folder" if path.exists() else "hub id"}), None, None
+    if is_hub_id(source):  # its files at the cell's commit, fetched into (or found in) the hub cache
+        folder = snapshot(source, revision)
+        return ResolvedModel(source, folder, False, {"kind": "hub id", "commit": folder.name}), None, None
+    return ResolvedModel(source, path, False, {"kind": "folder"}), None, None
 
 
-def resolve(source: str, seed: int = 0) -> ResolvedModel:
+def resolve(source: str, seed: int = 0, revision: str = UNPINNED) -> ResolvedModel:
     """The local folder for `source`, built into the cache first if needed, in this process."""
-    resolved, build, _ = _plan(source, seed)
+    resolved, build, _ = _plan(source, seed, revision)
     _build_once(resolved.path, build)
     return resolved
 
 
-def planned(source: str, seed: int = 0) -> ResolvedModel:
+def planned(source: str, seed: int = 0, revision: str = UNPINNED) -> ResolvedModel:
     """What `resolve` would give, without building anything (a package made of parts is assembled, as loading it
     would): its detail names the model as a result does."""
-    return _plan(source, seed)[0]
+    return _plan(source, seed, revision)[0]
 
 
-def source_tokenizer(source: str, seed: int = 0) -> Any:
+def source_tokenizer(source: str, seed: int = 0, revision: str = UNPINNED) -> Any:
     """The tokenizer a cell of `source` is given by its model's folder (transformers' AutoTokenizer, as the loaders
     read it): from the folder where it is built, else made as the build makes it (without the weights), saved and
     read back the same way. For the behaviour fingerprint (harness/stack/fingerprint.py): one function, so that
     the cell that records it and the check that computes it again read the tokenizer alike."""
     from transformers import AutoTokenizer
 
-    resolved, _, make = _plan(source, seed)
+    resolved, _, make = _plan(source, seed, revision)
     if make is None or _built(resolved.path):
         return AutoTokenizer.from_pretrained(resolved.path)
     with tempfile.TemporaryDirectory(prefix="vramlab-tokenizer-") as folder:
@@ -294,11 +299,11 @@ def source_tokenizer(source: str, seed: int = 0) -> Any:
         return AutoTokenizer.from_pretrained(folder)
 
 
-def resolve_outside(source: str, seed: int = 0) -> ResolvedModel:
+def resolve_outside(source: str, seed: int = 0, revision: str = UNPINNED) -> ResolvedModel:
     """As resolve, but a model that must be built is built by a separate process: building an 8B model
     takes all its bf16 weights on the device at once, which must not count against (or be refused by)
     the budget of the cell that only loads it."""
-    resolved, build, _ = _plan(source, seed)
+    resolved, build, _ = _plan(source, seed, revision)
     if build is not None and not _built(resolved.path):
         subprocess.run([sys.executable, "-m", "harness", "prepare-model", source, "--seed", str(seed)], check=True)
     return resolved
