@@ -331,7 +331,7 @@ def _chat(path: Path, settings: dict[str, Any], tokenizer: Any, count: int, spel
     conversations = read_chat_jsonl(path)
     order = list(range(len(conversations)))
     random.Random(settings["seed"]).shuffle(order)
-    examples = []
+    examples: list[Any] = []
     skipped: dict[int, int] = {}  # conversation -> the tokens it needs
     turn = 0
     while len(examples) < count:

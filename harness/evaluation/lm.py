@@ -69,6 +69,13 @@ def prefix_groups(prompts: list[list[int]]) -> list[tuple[int, list[int]]]:
 class CellLM:
     """The methods; mixed with lm-eval's HFLM by `cell_lm`, so that super() below is HFLM."""
 
+    # HFLM's, which these methods read
+    model: Any
+    device: Any
+    max_length: int
+    max_gen_toks: int
+    cache_hook: Any
+
     def __init__(self, model: Any, tokenizer: Any, max_length: int, batch_size: int = 1,
                  token_map: TokenMap | None = None) -> None:
         self.token_map = token_map

@@ -4,6 +4,8 @@ cell that cut one is not publishable. From cells.csv; why it is so: docs/stack.m
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from harness.report.tables import MISSING, Column, Table, number
@@ -18,7 +20,7 @@ def sliced(cells: pd.DataFrame) -> pd.DataFrame:
     return cells[cells["vocabulary_outside_share"].notna()]
 
 
-def _count(value: object) -> str:
+def _count(value: Any) -> str:
     return MISSING if pd.isna(value) else f"{int(value):,}"
 
 

@@ -27,7 +27,7 @@ from harness.results.freshness_file import (
     file_sha256,
     standing,
 )
-from harness.results.model import CellResult, EvaluationResult, EvaluationStatus, Status, now
+from harness.results.model import CellResult, EvaluationResult, EvaluationStatus, GitRecord, Status, now
 from harness.results.store import ResultFileError, check, result_files, supersede
 from harness.spec.matrix import MatrixError, evaluation_plan, matrix_name, matrix_path
 from harness.spec.settings import SETTINGS
@@ -229,15 +229,19 @@ def _evaluation_checks(result: CellResult, folder: Path, current: Current, matri
                                          now=json.dumps(parameters, sort_keys=True),
                                          detail="the matrix asks for other task parameters now"))
             continue
-        checks.append(_compare(component, config.get("data_sha256"),
-                               lambda task=evaluation.task: current.evaluation_data(matrix, result.config, task)[1]))
+        checks.append(_compare(component, config.get("data_sha256"), _data_digest(current, matrix, result.config,
+                                                                                  evaluation.task)))
     return checks
+
+
+def _data_digest(current: Current, matrix: str, settings: dict[str, Any], task: str) -> Callable[[], str]:
+    return lambda: current.evaluation_data(matrix, settings, task)[1]
 
 
 def judge(result: CellResult, path: Path, current: Current, matrix: str | None = None) -> CellFreshness:
     """One cell result against what the current code gives; `matrix` the matrix file whose `evaluation:` section
     says what its evaluation data is (default: the result's matrix, by name)."""
-    common = {"cell_id": result.cell_id, "name": result.name, "result_sha256": file_sha256(path),
+    common: dict[str, Any] = {"cell_id": result.cell_id, "name": result.name, "result_sha256": file_sha256(path),
               "fingerprint_recorded": result.fingerprint is not None}
     if result.status is not Status.ok:
         return CellFreshness(**common, verdict=Verdict.not_judged)
@@ -286,7 +290,7 @@ def check_folder(folder: Path, matrix: str | None = None, current: Current | Non
         if progress is not None:
             progress(cells[-1])
     return FreshnessRecord(matrix=matrices[0] if matrices else folder.name, checked_at=now(),
-                           checked_with=git_state(), fingerprint_version=FINGERPRINT_VERSION,
+                           checked_with=GitRecord.model_validate(git_state()), fingerprint_version=FINGERPRINT_VERSION,
                            host=socket.gethostname(), cells=cells)
 
 

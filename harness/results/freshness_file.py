@@ -15,7 +15,7 @@ from pydantic import Field, ValidationError
 from harness.results.model import GitRecord, Strict
 from harness.results.store import FRESHNESS_FILE, ResultFileError, _load_json, write_atomic
 
-FRESHNESS_SCHEMA_VERSION = 1
+FRESHNESS_SCHEMA_VERSION: Literal[1] = 1
 
 
 class Verdict(StrEnum):
@@ -37,7 +37,7 @@ class ComponentCheck(Strict):
     state: Component
     recorded: str | None = None
     now: str | None = None
-    detail: str | None = Field(None, description="why it cannot be told, or what differs, in words")
+    detail: str | None = Field(default=None, description="why it cannot be told, or what differs, in words")
 
     def phrase(self) -> str:
         """The component and its state, with what differs or why it cannot be told."""

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from harness.spec.cells import Cell, cell_id_of
 from harness.spec.settings import SETTINGS, defaults
 
-CELL_SCHEMA_VERSION = 3
+CELL_SCHEMA_VERSION: Literal[3] = 3
 EVALUATION_SCHEMA_VERSION = 1
 GIB = 2**30
 

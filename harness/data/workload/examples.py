@@ -192,6 +192,11 @@ def untruncated_targets(sections: Sequence[Sequence[int]], separator: int, limit
     return found
 
 
+def _with_target(sections: Sequence[Sequence[int]], separator: int) -> Callable[[int], int]:
+    """The tokens a target section adds after its preceding text: the separator and the section."""
+    return lambda k: len(sections[k]) + separator
+
+
 def _fit_context(sections: Sequence[Sequence[int]], encode: Encode, decode: Decode, suffix: str, limit: int,
                  policy: str, decay: float, where: str) -> tuple[str, list[str | None], int]:
     """The decoded kept prefix such that encode(prefix + suffix) has at most `limit` tokens; the budget is
@@ -264,7 +269,7 @@ def section_items(documents: Sequence[Document], encode: Encode, decode: Decode,
         chosen = target_sections(len(sections), targets)
         if policy == "none":  # the targets at those fractions of the sections whose whole preceding text fits
             fitting = untruncated_targets(sections, len(tokens.separator), context - 1,
-                                          lambda k, s=sections: len(s[k]) + len(tokens.separator))
+                                          _with_target(sections, len(tokens.separator)))
             chosen = [fitting[i - 1] for i in target_sections(len(fitting) + 1, targets)]
         for k in chosen:
             target = sections[k]

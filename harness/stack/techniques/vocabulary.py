@@ -35,6 +35,7 @@ def choose_kept(sequences: Iterable[Iterable[int]], vocab_size: int, target: int
     counts = Counter(t for seq in sequences for t in seq if 0 <= t < vocab_size)
     if target == COUNTED:
         return KeptSet(sorted(protected | set(counts)), len(counts), 0, 0, "none")
+    target = int(target)
     if len(protected) > target:
         raise ValueError(f"vocabulary {target} is smaller than the {len(protected)} special and byte tokens")
     kept = set(protected)
