@@ -1,28 +1,23 @@
 """The evaluate stage's own numerics (harness/evaluation/lm.py): log-likelihoods in fp32 from chunked logits equal
-the full fp32 computation, prefix-cached greedy generation equals transformers' own greedy generation, and the
+the full fp32 computation, batched greedy generation equals transformers' own greedy generation of each prompt, and the
 recall answer rule (harness/tasks/answers.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.evaluation.lm import common_prefix, prefix_groups
+from harness.evaluation.lm import generation_batches
 from harness.tasks.answers import exact, holds, normalise
 
 
-def test_prompts_that_share_their_start_are_one_group():
-    prompts = [[1, 2, 3, 4, 9], [7, 8], [1, 2, 3, 4, 5], [1, 2, 3, 4, 6, 6]]
-    groups = prefix_groups(prompts)
-    assert sorted(sorted(m) for _, m in groups) == [[0, 2, 3], [1]]
-    for shared, members in groups:
-        assert all(shared < len(prompts[i]) for i in members)  # each member has a token of its own to feed
-        assert all(prompts[i][:shared] == prompts[members[0]][:shared] for i in members)
-    assert common_prefix([1, 2, 3], [1, 2, 4]) == 2 and common_prefix([], [1]) == 0
-
-
-def test_a_short_shared_start_does_not_group():
-    groups = prefix_groups([[1, 2, 3, 4, 5, 6], [1, 9, 9, 9, 9, 9]])
-    assert len(groups) == 2
+def test_prompts_are_batched_by_length_within_the_token_budget():
+    lengths = [100, 20_000, 19_000, 50, 20_500, 130_000]
+    batches = generation_batches(lengths, 65_536)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    assert batches[0] == [5]  # longer than the budget: alone
+    for batch in batches:
+        assert len(batch) == 1 or max(lengths[i] for i in batch) * len(batch) <= 65_536
+    assert [4, 1, 2] in batches  # the 20k prompts together, longest first
 
 
 @pytest.mark.parametrize(("generation", "answer", "is_exact", "is_held"), [
@@ -87,12 +82,14 @@ def test_log_likelihoods_equal_the_full_fp32_computation(smollm2_with_adapter, m
 
 
 @pytest.mark.slow
-def test_prefix_cached_generation_equals_greedy_generation(smollm2_with_adapter):
+def test_batched_generation_equals_greedy_generation_one_prompt_at_a_time(smollm2_with_adapter, monkeypatch):
     from lm_eval.api.instance import Instance
 
+    from harness.evaluation import lm as lm_module
     from harness.evaluation.lm import cell_lm
 
     model, tokenizer = smollm2_with_adapter
+    monkeypatch.setattr(lm_module, "GENERATE_TOKENS", 256)  # the two long prompts in one batch, padded
     lm = cell_lm(model, tokenizer, max_length=256)
     until = {"until": ["\n"], "max_gen_toks": 12, "do_sample": False}
     prompts = [CONTEXT + "Question: What is the capital of Spain?\nAnswer:",
