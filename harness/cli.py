@@ -19,7 +19,7 @@ from harness.core.command_line import Parser
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.environment import cuda_present
 from harness.core.errors import UsageError
-from harness.core.path_problems import file_in_the_way
+from harness.core.path_problems import FOLDER_ROOM, file_in_the_way, published_folder, too_long
 from harness.core.suggest import did_you_mean
 from harness.estimate import calibration
 from harness.estimate.arguments import check_estimate_arguments
@@ -61,7 +61,7 @@ from harness.spec.matrix import (
 )
 from harness.spec.settings import SETTINGS
 from harness.stack.models.facts import ModelSourceError, facts
-from harness.stack.models.gguf_file import open_gguf
+from harness.stack.models.gguf_file import GGUFFileError, open_gguf
 from harness.stack.models.gguf_tokenizer import check_file
 from harness.stack.models.sources import PackageModelError, resolve, source_gguf
 from harness.stack.techniques import needs_cuda
@@ -314,9 +314,12 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
     for _, said, fine in outcomes:
         print(said if fine else f"vramlab migrate: {said}", file=sys.stdout if fine else sys.stderr)
     # a budget written in another spelling than its canonical one had another cell id (harness/core/budget.py)
+    kept = 0
     for respelled in respell_all([path for path, _, fine in outcomes if fine and path.is_file()]):
-        print(respelled.describe())
-    return 0 if all(fine for _, _, fine in outcomes) else 1
+        kept += respelled.new is None
+        print(respelled.describe() if respelled.new else f"vramlab migrate: {respelled.describe()}",
+              file=sys.stdout if respelled.new else sys.stderr)
+    return 0 if all(fine for _, _, fine in outcomes) and not kept else 1
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
@@ -399,7 +402,11 @@ def _cmd_tokenizer_check(args: argparse.Namespace) -> int:
     except (PackageModelError, FileNotFoundError, ValueError) as err:
         print(f"vramlab: {err}", file=sys.stderr)
         return 2
-    findings = check_file(file)
+    try:
+        findings = check_file(file)
+    except GGUFFileError as err:
+        print(f"vramlab: {err}", file=sys.stderr)
+        return 2
     for finding in findings:
         print(finding.line())
     agree = sum(f.ok for f in findings)
@@ -549,16 +556,31 @@ def _folder_arguments(args: argparse.Namespace) -> None:
         value = getattr(args, option, None)
         if value is None:
             continue
-        flag, blocker = "--" + option.replace("_", "-"), file_in_the_way(Path(value) / "x")
+        flag = "--" + option.replace("_", "-")
+        if (long := too_long(Path(value), FOLDER_ROOM)) is not None:
+            raise UsageError(f"{flag} {value[:80]}...: {long}; give a shorter folder")
+        blocker = file_in_the_way(Path(value) / "x")
         if blocker is not None:
             raise UsageError(f"{flag} {value}: {blocker} is a file, not a folder; give a folder "
                              f"(e.g. {option.split('_')[0]})")
         taken = source_folder_problem(Path(value))  # tables or results there would lie among the sources
         if taken:
             raise UsageError(f"{flag} {value}: {taken}; give a folder of its own")
+        _not_published(flag, Path(value))
     out = getattr(args, "out", None)
     if args.func is _cmd_report and out and (taken := source_folder_problem(Path(out))):
         raise UsageError(f"--out {out}: {taken}; give a folder of its own")
+    if args.func is _cmd_report and out:
+        _not_published("--out", Path(out))
+
+
+def _not_published(flag: str, folder: Path) -> None:
+    """A folder a command writes its own results or reports under is no folder of the published ones (results/<m>/,
+    reports/<m>/): its files would be taken for theirs, and git would show them among them."""
+    published = published_folder(folder)
+    if published is not None:
+        raise UsageError(f"{flag} {folder}: {folder} lies in {published}/, a folder of published results or reports; "
+                         "give a folder of its own")
 
 
 def _inside(path: Path, *folders: Path) -> bool:
