@@ -59,6 +59,7 @@ from harness.spec.matrix import (
     matrix_path,
     source_folder_problem,
 )
+from harness.spec.owners import check_reports_folder, check_results_folder
 from harness.spec.settings import SETTINGS
 from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.gguf_file import GGUFFileError, open_gguf
@@ -173,6 +174,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise UsageError(f"--device-slots: {err}") from None
     check_cache_usable()  # as before a cell: a cache that cannot be used would record an error of the evaluation
+    check_results_folder(Path(args.results_dir), find_cell(args.matrix, args.cell).matrix, matrix_path(args.matrix))
     with _evaluation_lease(args, slots):
         return _evaluate(args)
 
@@ -229,6 +231,7 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     every = expand(args.matrix)
+    _own_folders(args.matrix, every[0].matrix, args)
     cells = [c for c in every if not args.cell or c.cell_id in args.cell or c.name in args.cell]
     if not cells:
         print(f"vramlab: no cell of {args.matrix} is named {args.cell}", file=sys.stderr)
@@ -262,10 +265,18 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.machine is not None and not MACHINE_LABEL.match(args.machine):
         raise UsageError(f"--machine {args.machine!r}: a machine is named by its folder under "
                          "results/<matrix>/reproductions/: letters, digits, '-' and '_'")
+    _own_folders(args.matrix, expand(args.matrix)[0].matrix, args)
     path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir),
                             args.machine or machine_label())
     print(path.read_text().splitlines()[0])
     return 0
+
+
+def _own_folders(matrix: str, name: str, args: argparse.Namespace) -> None:
+    """The results and reports folders a command writes into are this matrix file's, never another's of the same
+    name (harness/spec/owners.py)."""
+    check_results_folder(Path(args.results_dir), name, matrix_path(matrix))
+    check_reports_folder(Path(args.reports_dir), name, matrix_path(matrix))
 
 
 def _given_results(given: list[str]) -> list[Path]:

@@ -60,6 +60,16 @@ def test_aggregate_and_run_cell_of_another_smoke_yaml_are_refused(clone, tmp_pat
     assert status(clone) == ""
 
 
+@pytest.mark.parametrize(("name", "command"), [("claims-context", ["ceiling"]), ("smoke", ["compare"]),
+                                               ("smoke", ["evaluate", "--task", "text_en", "--matrix"])])
+def test_ceiling_compare_and_evaluate_of_another_matrix_file_are_refused(clone, tmp_path, name, command):
+    other = other_matrix(clone, tmp_path, name)
+    cell = ["--cell", expand(str(other))[0].cell_id] if command[0] == "evaluate" else []
+    done = vramlab(clone, *command, str(other), *cell)
+    assert done.returncode == 2 and f"results/{name}/ holds the results of" in last_line(done), done.stderr[-2000:]
+    assert status(clone) == ""
+
+
 def test_a_published_folder_without_a_matrix_file_is_the_checkouts_matrix(clone, tmp_path):
     """results/claims-context/ has no .matrix: it is still the checkout's claims-context.yaml's, and no other file
     of that name writes a .matrix there to claim it."""
