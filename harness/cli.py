@@ -21,7 +21,7 @@ from harness.core.command_line import Parser
 from harness.core.console import run_command, send_to_log, start_logging
 from harness.core.environment import cuda_present
 from harness.core.errors import UsageError
-from harness.core.path_problems import file_in_the_way
+from harness.core.path_problems import FOLDER_ROOM, file_in_the_way, published_folder, too_long
 from harness.core.suggest import did_you_mean
 from harness.estimate import calibration
 from harness.estimate.arguments import check_estimate_arguments
@@ -65,9 +65,10 @@ from harness.spec.matrix import (
     matrix_path,
     source_folder_problem,
 )
+from harness.spec.owners import check_reports_folder, check_results_folder
 from harness.spec.settings import SETTINGS
 from harness.stack.models.facts import ModelSourceError, facts
-from harness.stack.models.gguf_file import open_gguf
+from harness.stack.models.gguf_file import GGUFFileError, open_gguf
 from harness.stack.models.gguf_tokenizer import check_file
 from harness.stack.models.sources import PackageModelError, resolve, source_gguf
 from harness.stack.techniques import needs_cuda
@@ -179,6 +180,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise UsageError(f"--device-slots: {err}") from None
     check_cache_usable()  # as before a cell: a cache that cannot be used would record an error of the evaluation
+    check_results_folder(Path(args.results_dir), find_cell(args.matrix, args.cell).matrix, matrix_path(args.matrix))
     with _evaluation_lease(args, slots):
         return _evaluate(args)
 
@@ -235,6 +237,7 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     every = expand(args.matrix)
+    _own_folders(args.matrix, every[0].matrix, args)
     cells = [c for c in every if not args.cell or c.cell_id in args.cell or c.name in args.cell]
     if not cells:
         print(f"vramlab: no cell of {args.matrix} is named {args.cell}", file=sys.stderr)
@@ -268,10 +271,18 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.machine is not None and not MACHINE_LABEL.match(args.machine):
         raise UsageError(f"--machine {args.machine!r}: a machine is named by its folder under "
                          "results/<matrix>/reproductions/: letters, digits, '-' and '_'")
+    _own_folders(args.matrix, expand(args.matrix)[0].matrix, args)
     path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir),
                             args.machine or machine_label())
     print(path.read_text().splitlines()[0])
     return 0
+
+
+def _own_folders(matrix: str, name: str, args: argparse.Namespace) -> None:
+    """The results and reports folders a command writes into are this matrix file's, never another's of the same
+    name (harness/spec/owners.py)."""
+    check_results_folder(Path(args.results_dir), name, matrix_path(matrix))
+    check_reports_folder(Path(args.reports_dir), name, matrix_path(matrix))
 
 
 def _given_results(given: list[str]) -> list[Path]:
@@ -372,9 +383,12 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
     for _, said, fine in outcomes:
         print(said if fine else f"vramlab migrate: {said}", file=sys.stdout if fine else sys.stderr)
     # a budget written in another spelling than its canonical one had another cell id (harness/core/budget.py)
+    kept = 0
     for respelled in respell_all([path for path, _, fine in outcomes if fine and path.is_file()]):
-        print(respelled.describe())
-    return 0 if all(fine for _, _, fine in outcomes) else 1
+        kept += respelled.new is None
+        print(respelled.describe() if respelled.new else f"vramlab migrate: {respelled.describe()}",
+              file=sys.stdout if respelled.new else sys.stderr)
+    return 0 if all(fine for _, _, fine in outcomes) and not kept else 1
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
@@ -465,7 +479,11 @@ def _cmd_tokenizer_check(args: argparse.Namespace) -> int:
     except (PackageModelError, FileNotFoundError, ValueError) as err:
         print(f"vramlab: {err}", file=sys.stderr)
         return 2
-    findings = check_file(file)
+    try:
+        findings = check_file(file)
+    except GGUFFileError as err:
+        print(f"vramlab: {err}", file=sys.stderr)
+        return 2
     for finding in findings:
         print(finding.line())
     agree = sum(f.ok for f in findings)
@@ -638,16 +656,31 @@ def _folder_arguments(args: argparse.Namespace) -> None:
         value = getattr(args, option, None)
         if value is None:
             continue
-        flag, blocker = "--" + option.replace("_", "-"), file_in_the_way(Path(value) / "x")
+        flag = "--" + option.replace("_", "-")
+        if (long := too_long(Path(value), FOLDER_ROOM)) is not None:
+            raise UsageError(f"{flag} {value[:80]}...: {long}; give a shorter folder")
+        blocker = file_in_the_way(Path(value) / "x")
         if blocker is not None:
             raise UsageError(f"{flag} {value}: {blocker} is a file, not a folder; give a folder "
                              f"(e.g. {option.split('_')[0]})")
         taken = source_folder_problem(Path(value))  # tables or results there would lie among the sources
         if taken:
             raise UsageError(f"{flag} {value}: {taken}; give a folder of its own")
+        _not_published(flag, Path(value))
     out = getattr(args, "out", None)
     if args.func is _cmd_report and out and (taken := source_folder_problem(Path(out))):
         raise UsageError(f"--out {out}: {taken}; give a folder of its own")
+    if args.func is _cmd_report and out:
+        _not_published("--out", Path(out))
+
+
+def _not_published(flag: str, folder: Path) -> None:
+    """A folder a command writes its own results or reports under is no folder of the published ones (results/<m>/,
+    reports/<m>/): its files would be taken for theirs, and git would show them among them."""
+    published = published_folder(folder)
+    if published is not None:
+        raise UsageError(f"{flag} {folder}: {folder} lies in {published}/, a folder of published results or reports; "
+                         "give a folder of its own")
 
 
 def _inside(path: Path, *folders: Path) -> bool:

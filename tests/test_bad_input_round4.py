@@ -178,7 +178,8 @@ def test_aggregate_refuses_another_matrix_files_results_folder(tmp_path):
 @pytest.mark.parametrize(("damage", "expected"), [("marker", "is damaged (not a matrix path)"),
                                                   ("folder", "is a file, not a folder")])
 def test_a_damaged_owner_file_or_a_file_for_the_results_folder_is_one_line(tmp_path, damage, expected):
-    from harness.spec.matrix import MatrixError, claim_results_folder
+    from harness.spec.matrix import MatrixError
+    from harness.spec.owners import claim_results_folder
 
     if damage == "marker":
         (tmp_path / "base").mkdir()

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from harness.core.errors import UsageError
+from harness.core.path_problems import published_folder
 from harness.core.suggest import did_you_mean
 
 MAX_CELLS = "VRAMLAB_MAX_CELLS"
@@ -162,7 +163,12 @@ def leases_folder() -> Path | None:
 
 
 def cache_folder() -> Path:
-    return folder(CACHE, Path.home() / ".cache" / "vramlab", must_exist=False) or Path()
+    path = folder(CACHE, Path.home() / ".cache" / "vramlab", must_exist=False) or Path()
+    published = published_folder(path)
+    if published is not None:  # models and bytecode among published files: `vramlab check` fails, git shows them
+        raise UsageError(f"{CACHE}={str(path)[:200]} lies in {published}/, a folder of published results or reports; "
+                         "give a cache folder outside it")
+    return path
 
 
 def ablations_folder() -> Path | None:

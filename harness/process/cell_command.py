@@ -33,11 +33,11 @@ from harness.spec.matrix import (
     available_matrices,
     expand,
     foreign_folder,
-    matrix_identity,
     matrix_path,
     results_folder_owner,
     source_folder_problem,
 )
+from harness.spec.owners import owner_file, owner_problem, same_file
 from harness.stack.backends import name_for
 from harness.stack.techniques import needs_cuda
 
@@ -80,11 +80,16 @@ def _out_problem(cell: Cell, out: Path, matrix: str, out_given: bool) -> str | N
     damaged result and set aside, or written over; in no folder another matrix owns (its .matrix file), nor one
     named after another matrix (outside a results folder, where no .matrix says whose it is)."""
     folder, owner = _owner_above(out)
-    if owner is not None and owner != matrix_identity(matrix_path(matrix)):
+    if owner is not None and not _owned_by(folder, owner, matrix):
         if not out_given:  # the results folder the matrix's name gives: the file is to be renamed, not --out
             return foreign_folder(matrix_path(matrix), folder, owner)
         return (f"--out {out}: {folder}/ holds the results of another matrix ({owner}); "
                 f"give a path in this matrix's folder (e.g. {folder.parent / cell.matrix / out.name})")
+    # a results folder without .matrix is still the checkout's own matrix's, where one has its name
+    taken = None if owner is not None else owner_problem(out.parent.parent, out.parent.name, matrix_path(matrix),
+                                                          "results")
+    if taken:
+        return f"{'--out ' + str(out) + ': ' if out_given else ''}{taken}"
     if owner is None and out.parent.name != cell.matrix and out.parent.name in available_matrices():
         return (f"--out {out}: its folder is named after the matrix {out.parent.name!r}, so it would pass for that "
                 f"matrix's results; give a folder named {cell.matrix} "
@@ -100,6 +105,11 @@ def _out_problem(cell: Cell, out: Path, matrix: str, out_given: bool) -> str | N
     return None
 
 
+def _owned_by(folder: Path, owner: str, matrix: str) -> bool:
+    """Whether the matrix file `matrix` names is the one that owns `folder` (owner: what its .matrix says)."""
+    return same_file(owner_file(owner, folder.parent), matrix_path(matrix))
+
+
 def _owner_above(path: Path) -> tuple[Path | None, str | None]:
     """The nearest results folder above `path` that has an owner file (.matrix), and the matrix it names."""
     marker = next((p / ".matrix" for p in [path.parent, *path.parent.parents] if (p / ".matrix").is_file()), None)
@@ -109,7 +119,7 @@ def _owner_above(path: Path) -> tuple[Path | None, str | None]:
 def _log_place_problem(log: Path, matrix: str) -> str | None:
     """A log goes into no results folder another matrix owns (its .matrix file), as a result does not."""
     folder, owner = _owner_above(log)
-    if owner is not None and owner != matrix_identity(matrix_path(matrix)):
+    if owner is not None and not _owned_by(folder, owner, matrix):
         return f"--log {log}: {folder}/ holds the results of another matrix ({owner}); give a log path elsewhere"
     taken = source_folder_problem(log)
     if taken:

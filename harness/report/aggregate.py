@@ -21,14 +21,8 @@ from harness.report.kept import keep_measured
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
 from harness.spec.cells import Cell
 from harness.spec.design import resolve
-from harness.spec.matrix import (
-    claim_results_folder,
-    comparison_plan,
-    evaluation_plan,
-    expand,
-    load_matrix,
-    matrix_path,
-)
+from harness.spec.matrix import comparison_plan, evaluation_plan, expand, load_matrix, matrix_path
+from harness.spec.owners import check_reports_folder, check_results_folder
 from harness.spec.settings import SETTINGS
 
 ESTIMATE_COLUMNS = ["order", "cell_id", "name", "status", "measured_bytes", "predicted_bytes", "error",
@@ -175,10 +169,11 @@ def tables(found: list[tuple[Cell, CellResult | None]]) -> tuple[pd.DataFrame, p
 
 
 def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool = False) -> Path:
-    # the results folder is this matrix file's (its .matrix), as Snakemake and run-cell hold it; never another's:
-    # said before any of its files is looked for, since a missing one would be the other matrix's doing
+    # the results and reports folders are this matrix file's (harness/spec/owners.py), as Snakemake and run-cell hold
+    # them; never another's: said before any file is looked for, since a missing one would be the other's doing
     name = load_matrix(matrix)[0]
-    claim_results_folder(results_dir, name, matrix_path(matrix), write=False)
+    check_results_folder(results_dir, name, matrix_path(matrix))
+    check_reports_folder(reports_dir, name, matrix_path(matrix))
     found = load_results(matrix, results_dir, partial)
     cells, steps = tables(found)
     plan = evaluation_plan(matrix)

@@ -116,7 +116,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
                 status, reason = Status.oom, str(err).strip().splitlines()[0][:500]
             else:
                 status, reason = Status.error, f"{type(err).__name__}: {str(err).strip()[:500]}"
-                trace, cause = traceback.format_exc(), error_record(err)
+                trace, cause = traceback.format_exc(), error_record(err, outputs.get("model_folder"))
             log.warning("cell %s: %s", status.value, reason)
     budget.release()
     trackers.report(metrics)

@@ -70,6 +70,7 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
     with trackers.phase("build"):
         resolved = sources.resolve_outside(settings["model"], seed=settings["seed"], revision=settings["revision"])
     outputs["model"] = resolved.describe()
+    outputs["model_folder"] = resolved.path  # never recorded: an error from a damaged cache names its folder there
 
     with trackers.phase("load"):
         model, tokenizer = backend.load(resolved.path, plan)

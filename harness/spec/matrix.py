@@ -13,11 +13,9 @@ from typing import Any
 
 import yaml
 
-from harness.core.atomic_files import write_text_atomic
 from harness.core.environment_variables import ablations_folder, device_slots_problem, max_cells
 from harness.core.errors import UsageError
-from harness.core.made_folders import make_folders
-from harness.core.path_problems import file_in_the_way, not_a_regular_file
+from harness.core.path_problems import not_a_regular_file
 from harness.core.suggest import did_you_mean
 from harness.data.training import sequences_needed
 from harness.spec.ceiling import CeilingSpec, CeilingSpecError
@@ -101,13 +99,8 @@ def shipped_matrices() -> dict[str, Path]:
     return shipped
 
 
-def matrix_identity(path: Path) -> str:
-    """What owns results/<name>/: a matrix under an ablations/ folder by its name there, any other by its path."""
-    return f"ablations/{path.name}" if path.resolve().parent.name == "ablations" else str(path.resolve())
-
-
 def results_folder_owner(marker: Path) -> str:
-    """The matrix a results folder's .matrix file names (matrix_identity's form); a damaged one is one line."""
+    """The matrix a results folder's .matrix file names (harness/spec/owners.py); a damaged one is one line."""
     try:
         owner = marker.read_bytes().decode("utf-8").strip()
     except UnicodeDecodeError:
@@ -122,26 +115,6 @@ def foreign_folder(path: Path, folder: Path, owner: str) -> str:
     """What is said where a matrix file would write into the results folder of another."""
     return (f"{path}: {folder}/ holds the results of another matrix file ({owner}), as its .matrix file says; "
             "rename this file (its name becomes the results folder's), or give another results folder")
-
-
-def claim_results_folder(results_dir: Path, name: str, path: Path, write: bool = True) -> None:
-    """Two different matrix files never share one results folder: the first to write there owns it. `write`
-    False only checks (a dry run changes nothing)."""
-    marker = Path(results_dir) / name / ".matrix"
-    blocker = file_in_the_way(marker)
-    if blocker is not None:
-        raise MatrixError(f"{blocker} is a file, not a folder, so the results of {name} cannot be kept under it; "
-                          "move it away or give another results folder")
-    identity = matrix_identity(path)
-    if marker.is_file():
-        owner = results_folder_owner(marker)
-        if owner != identity:
-            raise MatrixError(foreign_folder(path, marker.parent, owner))
-        return
-    if not write:
-        return
-    make_folders(marker.parent)
-    write_text_atomic(marker, identity + "\n")  # a full disk leaves no empty owner file
 
 
 # folders of results/ and reports/ that hold no matrix's cells: a matrix of that name would write among them
@@ -178,7 +151,7 @@ def _kind(value: Any) -> str:
             bool: "true/false", type(None): "nothing"}.get(type(value), type(value).__name__)
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class UniqueKeyLoader(yaml.SafeLoader):
     """Safe YAML that refuses a key written twice in one mapping (plain YAML keeps the last silently)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -283,7 +256,7 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
                           "save the file as UTF-8") from None
     try:
         # a SafeLoader subclass: no arbitrary objects; it refuses control characters (NUL, BEL) as it starts
-        loader = _UniqueKeyLoader(text)
+        loader = UniqueKeyLoader(text)
     except yaml.YAMLError as err:
         raise _not_yaml(path, err) from None
     try:

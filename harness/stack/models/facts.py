@@ -175,12 +175,19 @@ def _folder_config(file: Path) -> dict[str, Any]:
 
 def _gguf_facts(file: str) -> ModelFacts:
     try:
-        return _read_gguf_facts(open_gguf(file))
+        reader = open_gguf(file)
+        found = _read_gguf_facts(reader)
     except GGUFFileError as err:
         raise ModelSourceError(str(err)) from None
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as err:  # a header of unexpected fields
         raise ModelSourceError(f"{file}: its GGUF header cannot be read ({type(err).__name__}: "
                                f"{' '.join(str(err).split())[:200]})") from None
+    # a vocabulary-only GGUF (llama.cpp ships them, ggml-vocab-*.gguf) or one written without its weights has a
+    # header like a model's and nothing to load: said here, not when a cell fails on it
+    if not len(reader.tensors):
+        raise ModelSourceError(f"{file}: a GGUF file with no tensors, so no model in it (a vocabulary-only file, or "
+                               "one written without its weights); give a GGUF model file")
+    return found
 
 
 def _read_gguf_facts(reader: Any) -> ModelFacts:

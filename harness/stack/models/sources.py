@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.core.cache import cache_root
 from harness.core.file_locks import lock_exclusive
+from harness.core.path_problems import not_a_regular_file
 from harness.stack.models.gguf_tokenizer import gguf_tokenizer
 from harness.stack.models.hub import UNPINNED, is_hub_id, snapshot
 from harness.stack.models.parts import SPLIT_GGUF, Part, SplitGGUF
@@ -232,6 +233,9 @@ def source_gguf(source: str) -> Path:
         return package_gguf(source[len("package:"):])
     if source.startswith("gguf:"):
         file = Path(source[len("gguf:"):]).expanduser()
+        kind = not_a_regular_file(file)
+        if kind is not None:  # a FIFO or a device exists: "not found" would send a person looking for it
+            raise FileNotFoundError(f"{file} is {kind}, not a GGUF file; give a GGUF model file")
         if not file.is_file():
             raise FileNotFoundError(f"GGUF file not found: {file}")
         return file
