@@ -105,9 +105,9 @@ def _out_problem(cell: Cell, out: Path, matrix: str, out_given: bool) -> str | N
     return None
 
 
-def _owned_by(folder: Path, owner: str, matrix: str) -> bool:
+def _owned_by(folder: Path | None, owner: str, matrix: str) -> bool:
     """Whether the matrix file `matrix` names is the one that owns `folder` (owner: what its .matrix says)."""
-    return same_file(owner_file(owner, folder.parent), matrix_path(matrix))
+    return folder is not None and same_file(owner_file(owner, folder.parent), matrix_path(matrix))
 
 
 def _owner_above(path: Path) -> tuple[Path | None, str | None]:
