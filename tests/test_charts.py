@@ -231,8 +231,9 @@ def test_each_question_has_its_table_with_units_and_aligned_numbers(report):
     markdown = "\n".join(tables["deltas"].markdown())
     assert "| Δ peak device (GiB) |" in markdown and "| ------------------: |" in markdown
     latex = tables["deltas"].latex("m")
-    assert r"\begin{tabular}{lllrrrr}" in latex and r"\toprule" in latex and r"$\Delta$ peak device (GiB)" in latex
-    assert r"$-$19.8" in latex and r"$+$0.50" in latex and r"\label{tab:m-deltas}" in latex
+    assert r"\begin{tabular}{lllS[table-format=+1.2]S[table-format=1.2]S[table-format=+2.1]S[table-format=1.1]}" \
+        in latex and r"\toprule" in latex and r"$\Delta$ peak device" in latex
+    assert r"& -19.8 &" in latex and r"& +0.50 &" in latex and r"\label{tab:m-deltas}" in latex
     sweep = tables["sweep"].rows
     assert [row[:4] for row in sweep][:3] == [["kernels liger", "128", "stack-128", "ok"],
                                               ["kernels liger", "256", "stack", "ok"],

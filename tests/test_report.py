@@ -9,7 +9,7 @@ from harness import results
 from harness.report.aggregate import aggregate
 from harness.report.build import build_report
 from harness.spec.matrix import expand
-from tests.conftest import REPO, write_matrix
+from tests.conftest import write_matrix
 
 GIB = 2**30
 
@@ -243,33 +243,6 @@ def test_a_cpu_matrix_speaks_of_resident_memory_and_draws_no_gpu_budget_or_mfu(t
             if "memory" in labels:
                 assert "resident memory (CPU" in labels, name
             assert not any("budget" in str(line.get_label()) for line in ax.get_lines() if isinstance(line, Line2D))
-
-
-ARTICLE = r"""\documentclass{article}
-\usepackage{booktabs}
-\usepackage{graphicx}
-\begin{document}
-\input{tables}
-\end{document}
-"""
-
-
-@pytest.mark.skipif(__import__("shutil").which("pdflatex") is None,
-                    reason="pdflatex is not installed (apt-get install texlive-latex-recommended)")
-@pytest.mark.parametrize("matrix", sorted(p.parent.name for p in (REPO / "reports").glob("*/tables.tex")))
-def test_every_committed_latex_table_compiles_and_fits_an_article(tmp_path, matrix):
-    import shutil
-    import subprocess
-
-    shutil.copy(REPO / "reports" / matrix / "tables.tex", tmp_path / "tables.tex")
-    (tmp_path / "paper.tex").write_text(ARTICLE)
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "paper.tex"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
-    log = (tmp_path / "paper.log").read_text(errors="replace")
-    assert run.returncode == 0, log[-3000:]
-    assert "Overfull \\hbox" not in log, "\n".join(line for line in log.splitlines() if "Overfull" in line)
-    if (REPO / "reports" / matrix / "quality.csv").is_file():
-        assert "tab:" + matrix + "-quality" in (tmp_path / "tables.tex").read_text()
 
 
 @pytest.mark.slow

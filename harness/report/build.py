@@ -112,7 +112,8 @@ def markdown(frames: Frames, title: str, quality: list[str] | None = None,
     if (frames.table["n"] > 1).any():
         lines += ["Cells repeated over seeds are one row, under their name without `/seed=N`: the mean, the sample "
                   "standard deviation (sd) and n.", ""]
-    lines += ["## Tables", "", "The same tables for a paper: `tables.tex` (booktabs).", ""]
+    lines += ["## Tables", "", "The same tables for a paper: `tables.tex` (booktabs and siunitx, set at the size they "
+              "print: docs/paper-kit.md).", ""]
     for table in report_tables(frames):
         lines += table.markdown()
     notes = cells[~cells["status"].isin(["ok", "pending"])]

@@ -1,10 +1,10 @@
 """reports/<matrix>/methods.tex: methods.md for a paper, line by line, so the two never say different things.
 methods.md is written in a small part of Markdown (headings, bullet lists, paragraphs, `code`), and each part has
-one LaTeX form; every character LaTeX treats as special is escaped (harness.report.tables.tex)."""
+one LaTeX form; every character LaTeX treats as special is escaped (harness.report.latex_layout.tex)."""
 
 from __future__ import annotations
 
-from harness.report.tables import tex
+from harness.report.latex_layout import tex
 
 HEADINGS = {"# ": r"\section*", "## ": r"\subsection*"}
 

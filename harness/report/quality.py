@@ -18,7 +18,6 @@ from harness.report.paired_stats import BOOTSTRAP_DRAWS
 from harness.report.quality_claims import (
     MARGINS,
     OLD,
-    age_table,
     recall_by_age,
     technique_claims,
     truncation_claims,
@@ -26,58 +25,49 @@ from harness.report.quality_claims import (
     vocabulary_claims,
 )
 from harness.report.quality_findings import SIGMAS, effects, findings, group_name, main_metric, summarize
-from harness.report.tables import Column, Table, number
+from harness.report.tables import MISSING, Column, Table, number
 from harness.spec.settings import SETTINGS
 
 
-def _cell(row: pd.Series | None) -> str:
-    if row is None:
-        return "–"
-    spread = f" ± {row['sd']:.3f}" if not math.isnan(row["sd"]) else ""
-    delta = f" ({row['delta']:+.3f})" if not math.isnan(row["delta"]) else ""
-    partial = "*" if row["partial"] else ""
-    return f"{row['mean']:.3f}{spread}{delta}{partial}"
-
-
-def quality_table(cells: pd.DataFrame, quality: pd.DataFrame) -> pd.DataFrame:
+def quality_table(cells: pd.DataFrame, quality: pd.DataFrame) -> Table:
+    """Each cell's score on each task's main metric: per task the mean over seeds, the sample standard deviation
+    (where seeds repeat) and the change against the same model untrained, each a column of its own so that the
+    numbers line up; a cell without a score says why in the mean's column."""
     table = summarize(quality)
     tasks = list(dict.fromkeys(quality["task"]))
     groups = list(dict.fromkeys(cells["name"].map(group_name)))
+    repeats = bool((table["n"] > 1).any())
     random = {group_name(n) for n, r in zip(cells["name"], cells["random_weights"], strict=True) if r is True}
     # a cell that was skipped or failed has nothing to evaluate: its scores are not pending, they never come
     untrained = {group: ", ".join(sorted(set(statuses))) for group, statuses
                  in cells.groupby(cells["name"].map(group_name), sort=False)["status"]
                  if not set(statuses) & {"ok", "pending"}}
+    columns = [Column("cell", numeric=False)]
+    for task in tasks:
+        label = f"{task} {main_metric(quality, task).replace('_', ' ')}"
+        columns += [Column("mean", group=label), *([Column("± sd", group=label)] if repeats else []),
+                    Column("Δ untrained", group=label)]
     rows = []
     for group in groups:
-        row: dict[str, Any] = {"cell": group}
+        row = [group]
         for task in tasks:
             metric = main_metric(quality, task)
             match = table[(table["group"] == group) & (table["task"] == task) & (table["metric"] == metric)]
-            if group in random:
-                row[f"{task} {metric}"] = "n/a (random weights)"
-            elif match.empty:
+            if match.empty:
                 statuses = quality.loc[(quality["name"].map(group_name) == group) & (quality["task"] == task),
                                        "status"]
-                row[f"{task} {metric}"] = (", ".join(sorted(set(statuses)))
-                                           or (f"– (cell {untrained[group]})" if group in untrained else "pending"))
-            else:
-                row[f"{task} {metric}"] = _cell(match.iloc[0])
+                why = ("n/a (random weights)" if group in random else ", ".join(sorted(set(statuses)))
+                       or (f"– (cell {untrained[group]})" if group in untrained else "pending"))
+                row += [why, *([MISSING] if repeats else []), MISSING]
+                continue
+            score = match.iloc[0]
+            row += [number(score["mean"], 3) + ("*" if score["partial"] else ""),
+                    *([number(score["sd"], 3)] if repeats else []), number(score["delta"], 3, signed=True)]
         rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def quality_latex(cells: pd.DataFrame, quality: pd.DataFrame) -> Table:
-    """The quality table (quality_table) for tables.tex."""
-    frame = quality_table(cells, quality)
-    repeats = bool((summarize(quality)["n"] > 1).any())
-    note = (("Mean over seeds ± standard deviation" if repeats else "The score of one cell")
-            + ", then in brackets the change against the same model untrained (its adapter disabled); * marks a "
-            "partial score (a `limit` capped the documents). bits_per_byte: lower is better; exact_match: higher "
-            "is better.")
-    columns = [Column("cell", numeric=False), *(Column(str(c)) for c in frame.columns[1:])]
-    rows = [[str(v) for v in row] for row in frame.itertuples(index=False)]
-    return Table("quality", "Quality of each cell (lm-eval)", columns, rows, note)
+    note = (("Mean over seeds, the standard deviation over seeds (sd)" if repeats else "The score of one cell")
+            + " and the change against the same model untrained (its adapter disabled); * marks a partial score (a "
+            "`limit` capped the documents). Bits per byte: lower is better; exact match: higher is better.")
+    return Table("quality", "Quality of each cell on each evaluation task", columns, rows, note)
 
 
 def effects_table(cells: pd.DataFrame, quality: pd.DataFrame, reference: str) -> Table | None:
@@ -89,14 +79,25 @@ def effects_table(cells: pd.DataFrame, quality: pd.DataFrame, reference: str) ->
     change = change.sort_values("Δ peak GiB", kind="stable", na_position="last")
     tasks = [c for c in change.columns if c.startswith("Δ ") and c != "Δ peak GiB"]
     columns = [Column("cell", numeric=False), Column("what differs", numeric=False), Column("n"),
-               Column("Δ peak device (GiB)"), *(Column(c) for c in tasks)]
+               Column("Δ peak device (GiB)")]
+    for task in tasks:
+        label = task.removeprefix("Δ ").replace("_", " ")
+        columns += [Column("Δ", group=label), Column("verdict", numeric=False, group=label)]
     rows = [[str(r["cell"]), str(r["what differs"]), str(r["n"]), number(r["Δ peak GiB"], 2, signed=True),
-             *(str(r[c]) for c in tasks)] for _, r in change.iterrows()]
-    note = (f"Differences of the means (a single cell against `{reference}` at the same seed), sorted by Δ peak "
+             *(part for c in tasks for part in _effect_and_verdict(str(r[c])))] for _, r in change.iterrows()]
+    note = (f"Reference: `{reference}`. Differences of the means (a single cell against it at the same seed), "
+            "sorted by Δ peak "
             f"device memory, the largest saving first. \"better\" or \"worse\" only beyond {SIGMAS:g} combined "
             "standard errors (over seeds where there are several, else over documents); otherwise \"within the "
             "spread\". Peak memory: whole-process device memory, compared the same way.")
-    return Table("quality-effects", f"Each change against `{reference}`: quality and memory", columns, rows, note)
+    return Table("quality-effects", "Each change against the reference cell: quality and memory", columns, rows,
+                 note)
+
+
+def _effect_and_verdict(cell: str) -> list[str]:
+    """"+0.359 (worse)" (quality_findings.effects) as its number and its word, each in a column of its own."""
+    effect, _, verdict = cell.partition(" (")
+    return [effect, verdict.removesuffix(")") or MISSING]
 
 
 def equivalence(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame) -> list[Verdict]:
@@ -173,19 +174,36 @@ def claims_markdown(cells: pd.DataFrame, items: pd.DataFrame) -> list[str]:
 
 
 def age_latex(cells: pd.DataFrame, items: pd.DataFrame) -> Table | None:
-    """Recall by fact age (quality_claims.age_table) as a report table."""
-    frame = age_table(recall_by_age(cells, items))
-    if frame.empty:
+    """Recall by fact age (quality_claims.recall_by_age) as a report table: per age bucket the trained recall,
+    its sd over seeds, the untrained recall, the share of answers the truncated context kept and the items."""
+    by_age = recall_by_age(cells, items)
+    if by_age.empty:
         return None
+    order = sorted(set(by_age["age_order"]))
+    labels = {o: by_age.loc[by_age["age_order"] == o, "age"].iloc[0] + " back" for o in order}
+    columns = [Column("cell", numeric=False), Column("context (tokens)"), Column("truncation", numeric=False)]
+    for o in order:
+        columns += [Column("recall", group=labels[o]), Column("± sd", group=labels[o]),
+                    Column("untrained", group=labels[o]), Column("kept (%)", group=labels[o]),
+                    Column("n", group=labels[o])]
+    rows = []
+    for group, part in by_age.groupby("group", sort=False):
+        row = [group, f"{int(part['context'].iloc[0]):,}", str(part["truncation"].iloc[0])]
+        for o in order:
+            match = part[part["age_order"] == o]
+            if match.empty:
+                row += [MISSING] * 5
+                continue
+            r = match.iloc[0]
+            row += [number(r["recall"], 2), number(r["recall_sd"], 2), number(r["untrained"], 2),
+                    number(100 * r["in_context"], 0), str(int(r["items"]))]
+        rows.append(row)
     note = ("Exact recall of planted facts by how many sections before the question the fact was introduced: "
-            "trained (mean over seeds ± sd), then in brackets the same model untrained, the share of those "
-            "facts whose answer the truncated context still holds, and items per seed. "
+            "trained (mean over seeds, sd), the same model untrained, the share of those facts whose answer the "
+            "truncated context still holds, and items per seed (n). "
             f"\"Old\" facts in the claims above: {OLD} or more sections back. Chart: `recall_by_age.pdf`/"
             "`.png`; every item: `items.csv`.")
-    columns = [Column("cell", numeric=False), Column("context (tokens)"), Column("truncation", numeric=False),
-               *(Column(str(c)) for c in frame.columns[3:])]
-    rows = [[str(v) for v in row] for row in frame.itertuples(index=False)]
-    return Table("recall-by-age", "Recall by fact age", columns, rows, note)
+    return Table("recall-by-age", "Exact recall of planted facts by their age", columns, rows, note)
 
 
 def equivalence_table(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame) -> Table | None:
@@ -193,10 +211,10 @@ def equivalence_table(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.Data
     verdicts = equivalence(cells, steps, quality)
     if not verdicts:
         return None
-    rows = [[v.cell, v.reference, f"{v.loss_max_relative:.2%}" if v.loss_max_relative is not None else "–",
+    rows = [[v.cell, v.reference, number(100 * v.loss_max_relative, 2) if v.loss_max_relative is not None else MISSING,
              "drift: " + "; ".join(v.score_drifts or ("loss",)) if v.drift else "agrees"] for v in verdicts]
     columns = [Column("cell", numeric=False), Column("reference", numeric=False),
-               Column("largest loss difference"), Column("verdict", numeric=False)]
+               Column("largest loss difference (%)"), Column("verdict", numeric=False)]
     return Table("equivalence", "Equivalence checks", columns, rows,
                  f"Techniques that should not change the numbers, against their reference cell: "
                  f"{describe_tolerances()}.")
@@ -205,7 +223,7 @@ def equivalence_table(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.Data
 def quality_tables(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame, reference: str,
                    items: pd.DataFrame | None) -> list[Table]:
     """Every table the quality section shows, in its order, for tables.tex."""
-    found = [age_latex(cells, items) if items is not None and len(items) else None, quality_latex(cells, quality),
+    found = [age_latex(cells, items) if items is not None and len(items) else None, quality_table(cells, quality),
              effects_table(cells, quality, reference), equivalence_table(cells, steps, quality)]
     return [table for table in found if table is not None]
 
@@ -214,7 +232,7 @@ def markdown(cells: pd.DataFrame, steps: pd.DataFrame, quality: pd.DataFrame, re
              items: pd.DataFrame | None = None) -> list[str]:
     lines = ["## Quality (lm-eval)", "",
              *(claims_markdown(cells, items) if items is not None and len(items) else [])]
-    lines += [*quality_latex(cells, quality).markdown(),
+    lines += [*quality_table(cells, quality).markdown(),
               "Charts: `quality_by_cell.pdf`/`.png` (each task per cell, trained and untrained), "
               "`quality_vs_memory.pdf`/`.png` (the trade-off). Every score with its stderr and n: `quality.csv`.", ""]
     skipped = quality[quality["status"].isin(["skipped", "error"])].drop_duplicates(["task", "reason"])
