@@ -15,7 +15,7 @@ from harness.report.latex_layout import COLUMN_PT, TEXT_PT
 from harness.report.tables import Column, Table
 from tests.conftest import REPO
 
-TABLES = sorted((REPO / "reports").glob("*/tables.tex"))
+TABLES = sorted([*(REPO / "reports").glob("*/tables.tex"), *(REPO / "reports").glob("*/claims.tex")])
 # the packages tables.tex says it needs, and a line in the log for every font size selected
 PREAMBLE = r"""\usepackage{booktabs}
 \usepackage{array}
@@ -51,7 +51,7 @@ def problems(log: str) -> list[str]:
 
 
 @needs_pdflatex
-@pytest.mark.parametrize("path", TABLES, ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", TABLES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_committed_tables_tex_compiles_without_overfull_boxes_or_text_under_7_pt(tmp_path, path):
     text = path.read_text()
     for scaling in (r"\resizebox", r"\scalebox", r"\tiny", r"\scriptsize", r"\fontsize"):

@@ -254,9 +254,10 @@ def test_methods_md_states_hardware_budget_versions_and_definitions_from_the_res
     build_report(folder / "reports" / "m")
     methods = (folder / "reports" / "m" / "methods.md").read_text()
     assert "# Methods: m" in methods
-    assert "- 4 cells: one Test GPU; CUDA not recorded, driver not recorded; host CPU Test CPU; Python 3.11." in methods
-    assert "- torch 2.x." in methods and "Budget 16.00 GiB, judged on test." in methods
-    assert "seeds 0; optimizer steps per cell:" in methods
-    for term in ("Tokens/s:", "MFU (model FLOPs utilisation):", "Peak device memory:"):
+    assert ("All 4 cells with a result ran on one Test GPU (CUDA not recorded, driver not recorded) with a host CPU "
+            "Test CPU, Python 3.11.") in methods
+    assert "recorded it: torch 2.x." in methods and "Each cell's budget, 16.00 GiB, was judged on test." in methods
+    assert "over seeds 0." in methods and "optimizer steps in all" in methods
+    for term in ("Tokens/s are", "MFU (model FLOPs utilisation) is", "Peak device memory is"):
         assert term in methods
     assert "Bits per byte" not in methods  # no quality evaluated here

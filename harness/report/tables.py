@@ -151,7 +151,9 @@ def speed_table(table: pd.DataFrame, mfu: bool = True) -> Table:
 def deltas_table(deltas: pd.DataFrame, design: ReportDesign, throughput: bool, on_cpu: bool = False) -> Table:
     memory_spread = bool(deltas["d_peak_se"].notna().any())
     speed_spread = throughput and bool(deltas["d_tokens_pct_se"].notna().any())
-    columns = [Column("cell", numeric=False), Column("what differs from the reference", numeric=False),
+    by_model = bool((deltas["reference"] != design.baseline).any())
+    columns = [Column("cell", numeric=False), *([Column("reference", numeric=False)] if by_model else []),
+               Column("what differs from the reference", numeric=False),
                Column("status", numeric=False), Column(f"Δ {peak_header(on_cpu)}"),
                *([Column("± se")] if memory_spread else []), *([Column("Δ throughput (%)")] if throughput else []),
                *([Column("± se")] if speed_spread else [])]
@@ -159,14 +161,16 @@ def deltas_table(deltas: pd.DataFrame, design: ReportDesign, throughput: bool, o
     digits = gib_digits(deltas["d_peak"])
     # by effect: the largest saving first, cells without a measured peak last (a stable sort keeps design order)
     for _, row in deltas.sort_values("d_peak", kind="stable", na_position="last").iterrows():
-        cells = [str(row["group"]), row["change"], str(row["status"]),
+        cells = [str(row["group"]), *([str(row["reference"])] if by_model else []), row["differs"],
+                 str(row["status"]),
                  number(row["d_peak"], digits, signed=True, at_least=bool(row["peak_reached"]))]
         cells += [number(row["d_peak_se"], digits)] if memory_spread else []
         cells += [number(row["d_tokens_pct"], 1, signed=True)] if throughput else []
         cells += [number(row["d_tokens_pct_se"], 1)] if speed_spread else []
         rows.append(cells)
-    note = (f"Reference: `{design.baseline}`. Sorted by Δ peak, the largest saving first. Negative: less memory, "
-            "or slower.")
+    note = (f"Reference: `{design.baseline}`"
+            + (", or for a cell of another model the cell of its own model it differs least from" if by_model else "")
+            + ". Sorted by Δ peak, the largest saving first. Negative: less memory, or slower.")
     note += " ≥: ran out of memory, a lower bound." if deltas["peak_reached"].any() else ""
     if memory_spread or speed_spread:
         note += " ± se: standard error of the difference of the means over seeds."
