@@ -50,6 +50,7 @@ def problems(log: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 @needs_pdflatex
 @pytest.mark.parametrize("path", TABLES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_committed_tables_tex_compiles_without_overfull_boxes_or_text_under_7_pt(tmp_path, path):
@@ -105,6 +106,7 @@ def test_the_columns_of_a_group_share_a_spanning_header_and_stay_together():
     assert table.headers()[1:4] == ["task 0: mean", "± sd", "Δ untrained"]
 
 
+@pytest.mark.slow
 @needs_pdflatex
 def test_a_split_table_compiles_in_a_two_column_article(tmp_path):
     log = compiled(_wide_table(16).latex("m"), tmp_path, "twocolumn")

@@ -62,6 +62,7 @@ def test_citation_cff_says_when_it_was_released():
     assert released.year >= 2026
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bibtex") is None or shutil.which("pdflatex") is None,
                     reason="bibtex is not installed (apt-get install texlive-latex-recommended)")
 def test_bibtex_reads_every_entry_without_a_warning(tmp_path):

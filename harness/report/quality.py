@@ -44,7 +44,8 @@ def quality_table(cells: pd.DataFrame, quality: pd.DataFrame) -> Table:
                  if not set(statuses) & {"ok", "pending"}}
     columns = [Column("cell", numeric=False)]
     for task in tasks:
-        label = f"{task} {main_metric(quality, task).replace('_', ' ')}"
+        metric = main_metric(quality, task)  # None: no score of the task came back
+        label = f"{task} {metric.replace('_', ' ')}" if metric else task
         columns += [Column("mean", group=label), *([Column("± sd", group=label)] if repeats else []),
                     Column("Δ untrained", group=label)]
     rows = []
