@@ -16,7 +16,7 @@ from matplotlib.container import ErrorbarContainer
 from harness.core.errors import UsageError
 from harness.report import comparisons
 from harness.report.charts import paired
-from harness.report.charts.style import RC, legend_texts
+from harness.report.charts.style import COLUMN_MAX_HEIGHT_IN, RC, legend_texts
 from harness.spec.chart_widths import COLUMN_IN
 from tests.conftest import REPO
 
@@ -82,3 +82,18 @@ def test_the_forest_plot_draws_every_effect_with_its_interval_zero_and_the_margi
         assert fig.get_figwidth() == COLUMN_IN
     finally:
         plt.close(fig)
+
+
+@pytest.mark.slow
+def test_a_long_list_of_comparisons_is_split_into_parts_within_a_columns_height(folder):
+    frame = comparisons.read(folder)
+    many = pd.concat([frame] * 10, ignore_index=True)  # 40 comparisons
+    with plt.rc_context(RC):
+        figures = paired.parts(many, COLUMN_IN)
+    try:
+        assert len(figures) > 1 and all(fig.get_figheight() <= COLUMN_MAX_HEIGHT_IN + 0.01 for fig in figures)
+        drawn = sum(1 for fig in figures for ax in fig.axes for c in ax.containers if isinstance(c, ErrorbarContainer))
+        assert drawn == 40  # every comparison in one part or another
+    finally:
+        for fig in figures:
+            plt.close(fig)

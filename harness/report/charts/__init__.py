@@ -71,7 +71,7 @@ def figures(frames: Frames, quality_scores: pd.DataFrame | None = None,
 
     def one(name: str) -> Figure | list[Figure]:
         if name == PAIRED:
-            return paired.draw(comparisons, width)
+            return paired.parts(comparisons, width)
         if name in ITEM_DRAWERS:
             return ITEM_DRAWERS[name](frames, items, width)
         if name in SPLIT_DRAWERS:

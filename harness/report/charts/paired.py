@@ -10,7 +10,15 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from harness.report.charts.style import legend_outside, nothing_to_draw, rows_top_down
+from harness.report.charts.parts import within
+from harness.report.charts.style import (
+    COLUMN_MAX_HEIGHT_IN,
+    DOUBLE_MAX_HEIGHT_IN,
+    legend_outside,
+    narrow_width,
+    nothing_to_draw,
+    rows_top_down,
+)
 from harness.report.charts.technique_colours import TOL_GREY
 from harness.report.comparisons import label
 from harness.spec.chart_widths import DOUBLE_IN
@@ -19,6 +27,15 @@ ROW_IN = 0.16  # a comparison's row: room for a 7 pt label
 PANEL_IN = 0.75  # a panel's axis and title
 # a verdict's colour: a difference called, none, or undecided
 VERDICT_COLOURS = {"better": "#228833", "worse": "#EE6677", "no difference": "#4477AA"}
+
+
+def parts(comparisons: pd.DataFrame | None, width: float = DOUBLE_IN) -> list[Figure]:
+    """The forest plot, in parts of as many comparisons as keep each within a column's height where it is one
+    column wide."""
+    if comparisons is None or comparisons.empty:
+        return [draw(comparisons, width)]
+    most = COLUMN_MAX_HEIGHT_IN if narrow_width(width) else DOUBLE_MAX_HEIGHT_IN
+    return within(lambda rows: draw(comparisons.loc[rows], width), list(comparisons.index), most)
 
 
 def draw(comparisons: pd.DataFrame | None, width: float = DOUBLE_IN) -> Figure:
