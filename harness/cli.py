@@ -32,6 +32,7 @@ from harness.process import cell_command, spare
 from harness.process.ceiling import ProbeMissing, Search, kept_search, search_all
 from harness.process.device_lease import cell_lease, slots_wanted
 from harness.report import calibration as calibration_report
+from harness.report import card_check
 from harness.report.aggregate import aggregate
 from harness.report.build import build_report
 from harness.report.ceiling_report import write_report
@@ -283,6 +284,21 @@ def _own_folders(matrix: str, name: str, args: argparse.Namespace) -> None:
     name (harness/spec/owners.py)."""
     check_results_folder(Path(args.results_dir), name, matrix_path(matrix))
     check_reports_folder(Path(args.reports_dir), name, matrix_path(matrix))
+
+
+def _cmd_card_check(args: argparse.Namespace) -> int:
+    results_dir = Path(args.results_dir)
+    checks = card_check.plan(results_dir)
+    if args.dry_run:
+        print("\n".join(card_check.described(checks)))
+        return 0
+    card = card_check.sixteen_gb_card()  # a machine without a 16 GB card is told so before anything runs
+    machine = args.machine or machine_label()
+    print(f"card-check on {card} ({machine}):\n" + "\n".join(card_check.described(checks)[1:]))
+    card_check.run(checks, results_dir, machine)
+    path = card_check.write(checks, results_dir, Path(args.reports_dir), machine)
+    print(f"{path}: " + path.read_text().splitlines()[2])
+    return 0
 
 
 def _given_results(given: list[str]) -> list[Path]:
@@ -578,6 +594,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--results-dir", default="results")
     p.add_argument("--reports-dir", default="reports")
     p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser("card-check", help="the emulated 16 GB card checked on a real one (RTX 4080, RTX 4060 Ti "
+                       "16 GB): a cell and two ceiling boundaries, compared with the emulated results "
+                       "(docs/card-check.md)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="say what would run and what it is compared with; run nothing")
+    p.add_argument("--results-dir", default="results")
+    p.add_argument("--reports-dir", default="reports")
+    p.add_argument("--machine", help="the folder name of this machine's results (default: its host name)")
+    p.set_defaults(func=_cmd_card_check)
 
     p = sub.add_parser("check", help="validate result files (or folders of them); exit 1 naming each bad one")
     p.add_argument("paths", nargs="+")

@@ -59,12 +59,18 @@ def table_verdicts(report: str) -> list[tuple[tuple[str, ...], str, str]]:
     header, body = rows[0], rows[2:]
     found = []
     for row in body:
-        for name, cell in zip(header, row, strict=True):
-            said = re.fullmatch(r"(?P<effect>[+-]\d+\.\d+) \((?P<word>[a-z ]+)\)", cell)
-            if name.startswith("Δ ") and said:
-                task, metric = name.removeprefix("Δ ").rsplit(" ", 1)
-                found.append(((row[0], baseline, task, metric), said["effect"], said["word"]))
+        # each task is two columns, "<task> <metric>: Δ" and "verdict" (a word only where it is a comparison)
+        for i, name in enumerate(header[:-1]):
+            if not name.endswith(": Δ") or row[i + 1] == "–":
+                continue
+            label = name.removesuffix(": Δ")
+            metric = next(m for m in TABLE_METRICS if label.endswith(" " + m.replace("_", " ")))
+            task = label.removesuffix(" " + metric.replace("_", " ")).replace(" ", "_")
+            found.append(((row[0], baseline, task, metric), row[i], row[i + 1]))
     return found
+
+
+TABLE_METRICS = ("bits_per_byte", "exact_match", "recall", "acc_norm", "acc", "word_perplexity")
 
 
 def assert_report_states_the_table(report: str, comparisons: pd.DataFrame) -> None:

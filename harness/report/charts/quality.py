@@ -11,13 +11,18 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from harness.report.charts.parts import within
 from harness.report.charts.style import (
+    COLUMN_MAX_HEIGHT_IN,
+    DOUBLE_MAX_HEIGHT_IN,
+    ROW_IN,
     Palette,
     figure,
     label_points,
     legend_outside,
     limits,
     memory_axis,
+    narrow_width,
     nothing_to_draw,
     rows_top_down,
 )
@@ -27,8 +32,9 @@ from harness.report.pareto_fronts import fronts_by_context
 from harness.report.quality_findings import main_metric, summarize
 from harness.spec.chart_widths import DOUBLE_IN
 
-# more tasks than this in one figure and the panels get too small to read
-MOST_TASKS = 6
+# tasks in one figure, by whether it is a column wide: more and the panels get too small to read, so the chart is
+# split into parts (every task is drawn, in one part or another)
+TASKS_PER_FIGURE = {"by_cell": {False: 4, True: 2}, "against_memory": {False: 6, True: 4}}
 # the untrained scores join a panel's axis only if it then spans at most this many times the trained scores'
 UNTRAINED_SPAN = 3.0
 # white with a black edge: it shows on a bar of any colour
@@ -39,9 +45,31 @@ def _better(part: pd.DataFrame) -> str:
     return "higher" if part["higher_is_better"].any() else "lower"
 
 
-def _scores(quality: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+def _scores(quality: pd.DataFrame, tasks: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
     table = summarize(quality)
-    return table, list(dict.fromkeys(table["task"]))[:MOST_TASKS]
+    return table, tasks if tasks is not None else list(dict.fromkeys(table["task"]))
+
+
+def _task_runs(quality: pd.DataFrame, chart: str, width: float) -> list[list[str]]:
+    every = list(dict.fromkeys(summarize(quality)["task"]))
+    size = TASKS_PER_FIGURE[chart][narrow_width(width)]
+    return [every[i:i + size] for i in range(0, len(every), size)] or [[]]
+
+
+def by_cell_parts(frames: Frames, palette: Palette, quality: pd.DataFrame, width: float = DOUBLE_IN) -> list[Figure]:
+    """by_cell over every task, in parts of a few tasks and, at a column's width, of as many cells as fit its
+    height."""
+    groups = list(dict.fromkeys(summarize(quality)["group"]))
+    most = COLUMN_MAX_HEIGHT_IN if narrow_width(width) else DOUBLE_MAX_HEIGHT_IN
+    return [fig for tasks in _task_runs(quality, "by_cell", width)
+            for fig in within(lambda run, tasks=tasks: by_cell(frames, palette, quality, width, tasks, run),
+                              groups or [""], most)]
+
+
+def against_memory_parts(frames: Frames, palette: Palette, quality: pd.DataFrame,
+                         width: float = DOUBLE_IN) -> list[Figure]:
+    return [against_memory(frames, palette, quality, width, tasks)
+            for tasks in _task_runs(quality, "against_memory", width)]
 
 
 def _no_scores(width: float) -> Figure:
@@ -56,13 +84,14 @@ def spread_from_zero(means: pd.Series, sd: pd.Series) -> list[list[float]]:
     return [list(pd.concat([means, sd], axis=1).min(axis=1)), list(sd)]
 
 
-def against_memory(frames: Frames, palette: Palette, quality: pd.DataFrame, width: float = DOUBLE_IN) -> Figure:
-    table, tasks = _scores(quality)
+def against_memory(frames: Frames, palette: Palette, quality: pd.DataFrame, width: float = DOUBLE_IN,
+                   tasks: list[str] | None = None) -> Figure:
+    table, tasks = _scores(quality, tasks)
     if not tasks:
         return _no_scores(width)
     columns = min(len(tasks), 2 if width < 5 else 3)
     rows = math.ceil(len(tasks) / columns)
-    fig, axes = figure(rows, columns, width=width, height=(1.9 if width < 5 else 2.3) * rows)
+    fig, axes = figure(rows, columns, width=width, height=(1.45 if width < 5 else 2.3) * rows)
     for ax in axes.flat[len(tasks):]:
         ax.set_visible(False)
     memory = frames.table["peak_device"]
@@ -113,15 +142,19 @@ def against_memory(frames: Frames, palette: Palette, quality: pd.DataFrame, widt
     return fig
 
 
-def by_cell(frames: Frames, palette: Palette, quality: pd.DataFrame, width: float = DOUBLE_IN) -> Figure:
+def by_cell(frames: Frames, palette: Palette, quality: pd.DataFrame, width: float = DOUBLE_IN,
+            tasks: list[str] | None = None, shown_groups: list[str] | None = None) -> Figure:
     """Each task's main metric per cell: the trained score (mean, standard deviation over seeds) as a dot with its
     interval, the same model untrained as a diamond, on an axis fitted to the scores, so both the effect of a
     setting and the gain from training show however small."""
-    table, tasks = _scores(quality)
+    table, tasks = _scores(quality, tasks)
     if not tasks:
         return _no_scores(width)
-    groups = list(dict.fromkeys(table["group"]))
-    fig, axes = figure(1, len(tasks), width=width, height=0.2 * len(groups) + 1.2, sharey=True)
+    every = table
+    groups = shown_groups if shown_groups is not None else list(dict.fromkeys(table["group"]))
+    table = table[table["group"].isin(groups)]
+    fig, axes = figure(1, len(tasks), width=width, height=ROW_IN[narrow_width(width)] * len(groups) + 1.3,
+                       sharey=True)
     off_axis = False
     for ax, task in zip(axes[0], tasks, strict=True):
         metric = main_metric(quality, task)
@@ -134,7 +167,10 @@ def by_cell(frames: Frames, palette: Palette, quality: pd.DataFrame, width: floa
             ax.errorbar(means.iloc[i], groups.index(group), xerr=[[errors[0][i]], [errors[1][i]]],
                         fmt=palette.marker(change), color=palette(change), markersize=4, capsize=2,
                         elinewidth=0.8, zorder=3)
-        low, high = _fitted(list(means - sd.fillna(0)) + list(means + sd.fillna(0)), part.loc[shown, "baseline"])
+        # the axis of every part alike: fitted to the task's scores over all cells
+        whole = every[(every["task"] == task) & (every["metric"] == metric)]
+        low, high = _fitted(list(whole["mean"] - whole["sd"].fillna(0)) + list(whole["mean"] + whole["sd"].fillna(0)),
+                            whole["baseline"])
         ax.set_xlim(low, high)
         rows = [groups.index(g) for g in shown]
         untrained = part.loc[shown, "baseline"]

@@ -25,6 +25,7 @@ class Source(Strict):
     title: str
     where: str
     note: str | None = None
+    year: int | None = None  # when the source was published: a verdict measured with later software says so
 
 
 class Reading(Strict):
