@@ -148,8 +148,7 @@ def write(checks: list[Check], results_dir: Path, reports_dir: Path, machine: st
     out = Path(reports_dir) / MATRIX / machine
     make_folders(out)
     write_csv_atomic(out / "comparison.csv", frame)
-    mine = pairs[0][2]
-    env = mine.environment
+    env = pairs[0][2].environment  # the real card's
     versions = ", ".join(f"{k} {v}" for k, v in (env.versions.items() if env else []) if k in
                          ("torch", "transformers", "peft", "trl", "bitsandbytes", "unsloth"))
     lines = [f"# The emulated card against a real one: {machine}", "",

@@ -12,24 +12,34 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 
 class LaidColumn(Protocol):
-    header: str
-    numeric: bool
-    group: str
+    @property
+    def header(self) -> str: ...
+    @property
+    def numeric(self) -> bool: ...
+    @property
+    def group(self) -> str: ...
 
 
 class Table(Protocol):
-    """What a report table (harness/report/tables.py) gives its layout."""
+    """What a report table (harness/report/tables.py) gives its layout. Read only, so that a table's own list of
+    its own column class is one (a list the layout could add to would have to be a list of LaidColumn)."""
 
-    key: str
-    title: str
-    columns: list[LaidColumn]
-    rows: list[list[str]]
-    note: str
+    @property
+    def key(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def columns(self) -> Sequence[LaidColumn]: ...
+    @property
+    def rows(self) -> Sequence[Sequence[str]]: ...
+    @property
+    def note(self) -> str: ...
 
 # a two-column article (10 pt, letter): one column, and the text block across both
 COLUMN_PT = 229.5
@@ -199,8 +209,8 @@ def render(table: Table, matrix: str) -> str:
         heads = header_lines(column.header)
         cells = [row[i] for row in table.rows]
         found = [text_pt(line) for line in heads]
-        if formats[i] is not None:
-            found += [formats[i].width(), *(text_pt(v) for v in cells if number_cell(v) is None)]
+        if (numbers := formats[i]) is not None:
+            found += [numbers.width(), *(text_pt(v) for v in cells if number_cell(v) is None)]
         else:
             found += [text_pt(v) for v in cells]
             if not column.numeric:
@@ -221,7 +231,7 @@ def render(table: Table, matrix: str) -> str:
     return "".join(_part(table, matrix, formats, layout, n, len(parts)) for n, layout in enumerate(parts, 1))
 
 
-def _groups(columns: list[LaidColumn]) -> dict[str, list[int]]:
+def _groups(columns: Sequence[LaidColumn]) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {}
     for i, column in enumerate(columns):
         if column.group:
@@ -236,8 +246,8 @@ def _part(table: Table, matrix: str, formats: list[NumberFormat | None], layout:
         if i in layout.wrapped:
             spec.append(rf">{{\raggedright\arraybackslash}}p{{{layout.wrapped[i]:.0f}pt}}")
             heads.append(breakable(column.header))
-        elif formats[i] is not None:
-            spec.append(f"S[table-format={formats[i].spec()}]")
+        elif (numbers := formats[i]) is not None:
+            spec.append(f"S[table-format={numbers.spec()}]")
             heads.append(_header(header_lines(column.header), "c"))
         else:
             spec.append("c" if column.numeric else "l")

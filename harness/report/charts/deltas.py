@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -17,11 +18,13 @@ from harness.report.charts.style import (
     Palette,
     budget_mark,
     figure,
+    figure_of,
     legend_outside,
     limits,
     memory_axis,
     narrow_width,
     nothing_to_draw,
+    renderer,
     rows_top_down,
 )
 from harness.report.frames import Frames
@@ -35,11 +38,12 @@ LABEL_ROOM = 0.3
 def values_inside(ax: Axes) -> None:
     """The axis widened until every value written beyond a bar's end lies inside the panel (a long value beside
     a narrow panel would otherwise reach into the row names)."""
-    renderer = ax.figure.canvas.get_renderer()
+    fig = figure_of(ax)
+    drawn = renderer(fig)
     for _ in range(3):
-        ax.figure.draw_without_rendering()
-        frame = ax.get_window_extent(renderer)
-        boxes = [t.get_window_extent(renderer) for t in ax.texts]
+        fig.draw_without_rendering()
+        frame = ax.get_window_extent(drawn)
+        boxes = [t.get_window_extent(drawn) for t in ax.texts]
         short_left = max([frame.x0 - b.x0 for b in boxes] + [0.0])
         short_right = max([b.x1 - frame.x1 for b in boxes] + [0.0])
         if short_left <= 0 and short_right <= 0:
@@ -62,7 +66,7 @@ def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN, part: list[
                        sharey=True)
     rows = list(range(len(deltas)))
     own_model = bool((every["reference"] != design.baseline).any())
-    budget_entry: list = []
+    budget_entry: list[Artist] = []
     for ax, (metric, label, fmt) in zip(axes[0], panels, strict=True):
         values = every[metric]  # the axis of every part alike
         errors = every[f"{metric}_se"]
@@ -111,12 +115,12 @@ def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN, part: list[
     fig.suptitle(f"Each change against {design.baseline}", fontsize=9)  # another model's cells name theirs
     rows_top_down(axes[0][0], [g if r == design.baseline else f"{g} (vs {r})"
                                for g, r in zip(deltas["group"], deltas["reference"], strict=True)])
-    handles = []
+    handles: list[Artist] = []
     if deltas["peak_reached"].any():
         handles.append(Patch(facecolor="0.6", hatch="///", edgecolor="white",
                              label="ran out of memory: needs at least this much"))
     if deltas[[f"{m}_se" for m, _, _ in panels]].notna().any().any():
         handles.append(Patch(facecolor="none", edgecolor="none", label="error bars: standard error over seeds"))
     handles += budget_entry
-    legend_outside(axes[0][-1], handles, [h.get_label() for h in handles])
+    legend_outside(axes[0][-1], handles)
     return fig

@@ -19,6 +19,7 @@ from harness.report.charts.style import (
     DOUBLE_MAX_HEIGHT_IN,
     Palette,
     figure,
+    figure_of,
     legend_outside,
     narrow,
     narrow_width,
@@ -95,7 +96,8 @@ def _panel(ax: Axes, frames: Frames, palette: Palette, curves: list[list[str]], 
     for step in sorted(warmup):
         ax.axvspan(step - 0.5, step + 0.5, color="0.92", zorder=0, linewidth=0)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    if single or not narrow(ax.figure):  # a split panel at a column's width has its legend there: x in its title
+    at_column = narrow(figure_of(ax))
+    if single or not at_column:  # a split panel at a column's width has its legend there: x in its title
         ax.set_xlabel("optimizer step")
     ax.set_ylabel("training loss")
     ax.grid(axis="y", color="0.9", linewidth=0.6)
@@ -103,10 +105,9 @@ def _panel(ax: Axes, frames: Frames, palette: Palette, curves: list[list[str]], 
     if not single:  # a panel of a split chart: its technique above it, its own legend beside it
         name = technique(frames.design.changes[next(m for m in curves if frames.design.baseline not in m)[0]]) \
             or f"{frames.design.baseline} at other {frames.design.x or 'settings'}"
-        ax.set_title(f"{name}: loss per optimizer step" if narrow(ax.figure) else name, fontsize=8)
-        below = narrow(ax.figure)
-        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(0, -0.3) if below else (1.02, 1), fontsize=7,
-                  handlelength=2.4, borderaxespad=0, ncols=2 if below else 1)
+        ax.set_title(f"{name}: loss per optimizer step" if at_column else name, fontsize=8)
+        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(0, -0.3) if at_column else (1.02, 1),
+                  fontsize=7, handlelength=2.4, borderaxespad=0, ncols=2 if at_column else 1)
         return
     if warmup:
         handles.append(Patch(color="0.92"))

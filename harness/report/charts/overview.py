@@ -6,6 +6,7 @@ axis can then start near the data, so small differences stay visible."""
 
 from __future__ import annotations
 
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -47,7 +48,7 @@ def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN, part: list[
     rows = list(range(len(table)))
     repeats = bool((table["n"] > 1).any())
     budgets = group_budgets(frames)
-    budget_entry: list = []
+    budget_entry: list[Artist] = []
     for ax, (metric, label) in zip(axes[0], panels, strict=True):
         mine = metric == "peak_device"
         # from zero: a peak of 8.5 GiB beside one of 11 is 77% of it, not a quarter
@@ -77,7 +78,7 @@ def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN, part: list[
         budget_entry.append(Line2D([], [], color="black", linestyle=BUDGET_STYLES[i % len(BUDGET_STYLES)],
                                    linewidth=1, label=f"budget {budget:.2f} GiB"))
     rows_top_down(axes[0][0], list(table.index))
-    handles = []
+    handles: list[Artist] = []
     if (table["status"] == "ok").any():
         handles.append(Line2D([], [], marker="o", linestyle="", color="0.3",
                               label="trained" + (" (mean ± sd over seeds)" if repeats else "")))
@@ -93,5 +94,5 @@ def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN, part: list[
                          label=f"colour: what differs from {design.baseline}{aside}"))
     handles += [Line2D([], [], marker=palette.marker(c), linestyle="", color=palette(c), label=c or "nothing")
                 for c in changes]
-    legend_outside(axes[0][-1], handles, [h.get_label() for h in handles])
+    legend_outside(axes[0][-1], handles)
     return fig

@@ -6,6 +6,7 @@ are on different scales; the axis is fitted to the intervals and zero, so effect
 from __future__ import annotations
 
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -70,11 +71,12 @@ def draw(comparisons: pd.DataFrame | None, width: float = DOUBLE_IN) -> Figure:
         rows_top_down(ax, [label(r) for _, r in part.iterrows()])
         ax.set_xlabel(f"effect on {metric.replace('_', ' ')} (a − b), 95% interval")
         ax.grid(axis="x", color="0.9", linewidth=0.6)
-    handles = [Line2D([], [], marker="o", linestyle="", color=c, label=w) for w, c in VERDICT_COLOURS.items()
-               if comparisons["verdict"].astype(str).str.startswith(w).any()]
+    handles: list[Artist] = [Line2D([], [], marker="o", linestyle="", color=c, label=w)
+                             for w, c in VERDICT_COLOURS.items()
+                             if comparisons["verdict"].astype(str).str.startswith(w).any()]
     if any(not any(str(v).startswith(w) for w in VERDICT_COLOURS) for v in comparisons["verdict"]):
         handles.append(Line2D([], [], marker="o", linestyle="", color=TOL_GREY, label="inconclusive"))
     if margin:
         handles.append(Patch(color="0.88", label="margin of \"no difference\""))
-    legend_outside(axes[0][0], handles, [h.get_label() for h in handles], below=True)
+    legend_outside(axes[0][0], handles, below=True)
     return fig

@@ -6,6 +6,7 @@ deviation over seeds, cut at 0 (no score is negative). Colours and markers are t
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -62,8 +63,7 @@ def by_cell_parts(frames: Frames, palette: Palette, quality: pd.DataFrame, width
     groups = list(dict.fromkeys(summarize(quality)["group"]))
     most = COLUMN_MAX_HEIGHT_IN if narrow_width(width) else DOUBLE_MAX_HEIGHT_IN
     return [fig for tasks in _task_runs(quality, "by_cell", width)
-            for fig in within(lambda run, tasks=tasks: by_cell(frames, palette, quality, width, tasks, run),
-                              groups or [""], most)]
+            for fig in within(partial(by_cell, frames, palette, quality, width, tasks), groups or [""], most)]
 
 
 def against_memory_parts(frames: Frames, palette: Palette, quality: pd.DataFrame,
@@ -117,7 +117,7 @@ def against_memory(frames: Frames, palette: Palette, quality: pd.DataFrame, widt
                                for g in on_front.index]
         fronts = fronts_by_context(on_front, "peak", "mean", gain_higher=_better(part) == "higher")
         for handle in front_lines(ax, on_front, fronts, "peak", "mean"):
-            front_handles.setdefault(handle.get_label(), handle)
+            front_handles.setdefault(str(handle.get_label()), handle)
         ax.set_xlabel(memory_axis(frames.on_cpu))
         ax.set_ylabel(f"{task} {metric}\n({_better(part)} is better)")
         ax.grid(color="0.9", linewidth=0.6)
@@ -131,7 +131,7 @@ def against_memory(frames: Frames, palette: Palette, quality: pd.DataFrame, widt
     if front_handles:
         handles.append(Line2D([], [], linestyle="", label="front: no cell at its context needs less memory and "
                                                           "scores better"))
-    legend_outside(axes[0][columns - 1], handles, [h.get_label() for h in handles], below=True)
+    legend_outside(axes[0][columns - 1], handles, below=True)
     for ax, x, part, labelled in named:  # named last, on the final layout
         if any(labelled):
             points = list(zip(x, part["mean"], strict=True))
@@ -192,7 +192,7 @@ def by_cell(frames: Frames, palette: Palette, quality: pd.DataFrame, width: floa
     if off_axis:
         handles.append(Line2D([], [], marker=">", markersize=4, color="black", linestyle="",
                               label="untrained, beyond the axis's edge (its score: the quality table)"))
-    legend_outside(axes[0][-1], handles, [h.get_label() for h in handles], below=True)
+    legend_outside(axes[0][-1], handles, below=True)
     return fig
 
 

@@ -21,9 +21,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.backend_bases import RendererBase
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.transforms import Bbox
+from matplotlib.typing import LineStyleType
 
 from harness.core.atomic_files import atomic_path
 from harness.report.charts.technique_colours import TOL_GREY, Palette
@@ -66,6 +69,24 @@ def figure(rows: int = 1, columns: int = 1, width: float = DOUBLE_IN, height: fl
     return plt.subplots(rows, columns, figsize=(width, height), squeeze=False, layout="constrained", **kwargs)
 
 
+def figure_of(ax: Axes) -> Figure:
+    """The figure an axes is drawn in: the whole figure, whose size, layout and renderer the charts read (they draw
+    no subfigures; matplotlib's `ax.figure` may be one)."""
+    fig = ax.get_figure(root=True)
+    if fig is None:
+        raise ValueError("an axes that is in no figure")
+    return fig
+
+
+def renderer(fig: Figure) -> RendererBase:
+    """What text is measured with: the figure's Agg canvas's renderer (matplotlib.use("Agg") above; the base canvas
+    that matplotlib types `fig.canvas` as has none)."""
+    canvas = fig.canvas
+    if not isinstance(canvas, FigureCanvasAgg):
+        raise TypeError(f"charts are measured on matplotlib's Agg canvas, not {type(canvas).__name__}")
+    return canvas.get_renderer()
+
+
 def narrow(fig: Figure) -> bool:
     """Whether the figure is too narrow for a legend beside its chart: a column's width."""
     return narrow_width(fig.get_figwidth())
@@ -82,7 +103,7 @@ ROW_IN = {False: 0.2, True: 0.14}
 COLUMN_MAX_HEIGHT_IN = 4.0
 DOUBLE_MAX_HEIGHT_IN = 8.0  # two columns wide: at most most of a page
 # each budget of a chart its own line style, so that cells judged against 15.57, 23.99 and 31.84 GiB each show theirs
-BUDGET_STYLES = ["--", "-.", ":", (0, (5, 1, 1, 1, 1, 1))]
+BUDGET_STYLES: list[LineStyleType] = ["--", "-.", ":", (0, (5, 1, 1, 1, 1, 1))]
 
 
 def save(fig: Figure, out: Path, name: str, formats: Sequence[str] = ("pdf", "png")) -> list[Path]:
@@ -107,7 +128,7 @@ def limits(values: Iterable[float], budget: float | None = None) -> tuple[float,
     low, high = min(finite), max(finite)
     span = high - low or abs(high) * 0.1 or 1.0
     shown = budget is not None and max(high, budget) - min(low, budget) <= BUDGET_SPAN * span
-    if shown:
+    if shown and budget is not None:
         low, high = min(low, budget), max(high, budget)
     pad = PAD * ((high - low) or span)
     return low - pad, high + pad, shown
@@ -137,14 +158,16 @@ def legend_outside(ax: Axes, handles: Sequence[Any] | None = None, labels: Seque
         handles, labels = ax.get_legend_handles_labels()
     if not handles:
         return
-    fig = ax.figure
+    if labels is None:  # each handle's own label
+        labels = [str(handle.get_label()) for handle in handles]
+    fig = figure_of(ax)
     below = below or narrow(fig)
     width = LEGEND_WIDTH["below" if below else "beside"]
-    labels = [textwrap.fill(label, width, subsequent_indent="  ") for label in labels or []]
+    labels = [textwrap.fill(label, width, subsequent_indent="  ") for label in labels]
     legend = fig.legend(handles, labels, loc="outside lower left" if below else "outside right upper", title=title,
                         alignment="left")
     if below:
-        height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
+        height = legend.get_window_extent(renderer(fig)).height / fig.dpi
         fig.set_figheight(fig.get_figheight() + height)
 
 
@@ -159,13 +182,13 @@ def fit_labels(fig: Figure) -> Figure:
                 continue
             points = ax.get_position().width * fig.get_figwidth() * 72
             # a character of this sans-serif averages about 0.55 of its size in width
-            fits = max(12, int(points / (0.55 * label.get_fontsize())))
+            fits = max(12, int(points / (0.55 * label.get_fontproperties().get_size_in_points())))
             label.set_text("\n".join(textwrap.fill(line, fits) for line in text.split("\n")))
     for ax in fig.axes:
         label = ax.yaxis.label
         if label.get_text():  # along the panel's height: wrapped to it, so stacked panels' labels never meet
             points = ax.get_position().height * fig.get_figheight() * 72
-            fits = max(12, int(points / (0.55 * label.get_fontsize())))
+            fits = max(12, int(points / (0.55 * label.get_fontproperties().get_size_in_points())))
             label.set_text("\n".join(textwrap.fill(line, fits) for line in label.get_text().split("\n")))
         _thin_ticks(ax)
     _names_apart(fig)
@@ -184,12 +207,12 @@ def _names_apart(fig: Figure) -> None:
     """Point names that the final layout brought into each other or out of their panel taken out (they were
     placed apart on the layout before labels were wrapped): every cell stays in the tables."""
     fig.draw_without_rendering()
-    renderer = fig.canvas.get_renderer()
+    drawn = renderer(fig)
     for ax in fig.axes:
-        frame = ax.get_window_extent(renderer)
+        frame = ax.get_window_extent(drawn)
         kept: list[Bbox] = []
         for text in [t for t in ax.texts if t.get_gid() == POINT_NAME]:
-            box = text.get_window_extent(renderer)
+            box = text.get_window_extent(drawn)
             if any(_overlap(box, other) for other in kept) or _outside(box, frame):
                 text.remove()
             else:
@@ -200,12 +223,16 @@ def _thin_ticks(ax: Axes) -> None:
     """Every other tick label of a number axis dropped, as often as it takes, where neighbouring labels would run
     into each other (contexts of 12,288 and 16,384 at a column's width). Rows' names are never dropped: a chart of
     rows makes its rows tall enough (rows_top_down)."""
-    renderer = ax.figure.canvas.get_renderer()
+    fig = figure_of(ax)
+    drawn = renderer(fig)
     for axis in (ax.xaxis, *([] if _named_rows(ax) else [ax.yaxis])):
         for _ in range(4):
-            ax.figure.draw_without_rendering()
-            labels = [t.label1 for t in axis._update_ticks() if t.label1.get_visible() and t.label1.get_text()]
-            boxes = [label.get_window_extent(renderer) for label in labels]
+            fig.draw_without_rendering()
+            # private, so not in the stubs: the ticks as drawn (inside the view, minor ones too) with their labels
+            # set; the public get_major_ticks also holds ticks outside the view, with labels that are not drawn
+            ticks = axis._update_ticks()  # type: ignore[attr-defined]
+            labels = [t.label1 for t in ticks if t.label1.get_visible() and t.label1.get_text()]
+            boxes = [label.get_window_extent(drawn) for label in labels]
             if not any(_overlap(a, b) > 0 for a, b in pairwise(boxes)):
                 break
             locations = [float(v) for v in axis.get_ticklocs()]
@@ -216,7 +243,7 @@ def _thin_ticks(ax: Axes) -> None:
 
 def legend_texts(fig: Figure) -> list[str]:
     """Every entry of the figure's legends, as one line each."""
-    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    legends = [*fig.legends, *(legend for ax in fig.axes if (legend := ax.get_legend()) is not None)]
     return [" ".join(text.get_text().split()) for legend in legends for text in legend.get_texts()]
 
 
@@ -226,12 +253,13 @@ ROW_NAME_CHARS = 24
 
 def rows_top_down(ax: Axes, labels: Sequence[str]) -> None:
     """One row per label, the first on top; every row inside the axes, those with only a status written too."""
-    if narrow(ax.figure):
+    fig = figure_of(ax)
+    if narrow(fig):
         labels = [textwrap.fill(label.replace(",", ", "), ROW_NAME_CHARS).replace(", ", ",")
                   if len(label) > ROW_NAME_CHARS else label for label in labels]
         lines = max([label.count("\n") + 1 for label in labels] + [1])
         # a name over several lines needs a taller row: the figure grows by it, the rows keep their names
-        ax.figure.set_figheight(ax.figure.get_figheight() + (lines - 1) * 0.11 * len(labels))
+        fig.set_figheight(fig.get_figheight() + (lines - 1) * 0.11 * len(labels))
     ax.set_yticks(range(len(labels)), labels)
     ax.set_ylim(len(labels) - 0.5, -0.5)
 
@@ -257,10 +285,11 @@ def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], names: Sequ
     points that coincide get one label with all their names. A name that would run into another name wherever it
     went is left out: the names left out are returned, for the legend to send the reader to the table. Call it once
     the axis limits are set: placement is measured on the drawn figure, so the limits are fixed from here."""
-    ax.figure.draw_without_rendering()  # the layout settled first: names are placed in pixels
+    fig = figure_of(ax)
+    fig.draw_without_rendering()  # the layout settled first: names are placed in pixels
     ax.set_xlim(ax.get_xlim())  # fixed from here
     ax.set_ylim(ax.get_ylim())
-    renderer = ax.figure.canvas.get_renderer()
+    drawn = renderer(fig)
     pixels = [tuple(ax.transData.transform((x, y))) for x, y in zip(xs, ys, strict=True)]
     groups: list[list[int]] = []
     for i, (px, py) in enumerate(pixels):
@@ -275,14 +304,14 @@ def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], names: Sequ
     occupied = [Bbox.from_extents(px - 4, py - 4, px + 4, py + 4) for px, py in [*pixels, *others]]
     named: list[Bbox] = []  # the names placed so far
     left_out: list[str] = []
-    frame = ax.get_window_extent(renderer)
+    frame = ax.get_window_extent(drawn)
     for members in sorted(groups, key=lambda m: (-ys[m[0]], xs[m[0]])):
         point = (xs[members[0]], ys[members[0]])
         text = ", ".join(names[i] for i in members)
         costs = []
         for dx, dy in _OFFSETS:
             label = _annotate(ax, text, point, dx, dy)
-            box = label.get_window_extent(renderer)
+            box = label.get_window_extent(drawn)
             label.remove()
             own = pixels[members[0]]
             # a name further out gets a line back to its point, so only a name close by can be taken for another's
@@ -294,7 +323,7 @@ def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], names: Sequ
                 break
         dx, dy = _OFFSETS[costs.index(min(costs))]
         label = _annotate(ax, text, point, dx, dy, leader=_far(dx, dy))
-        box = label.get_window_extent(renderer)
+        box = label.get_window_extent(drawn)
         if any(_overlap(box, other) for other in named) or _outside(box, frame):
             label.remove()  # wherever it goes it runs into a name or out of the chart: not written at all
             left_out += [names[i] for i in members]

@@ -30,7 +30,8 @@ def _claimed(claim: Claim) -> str:
 
 
 def _measured_by(reading: Reading) -> str:
-    what = f"ceiling search `{reading.ceiling}`" if reading.ceiling else ", ".join(f"`{c}`" for c in reading.cells)
+    what = (f"ceiling search `{reading.ceiling}`" if reading.ceiling
+            else ", ".join(f"`{c}`" for c in reading.cells or []))
     return f"`{reading.matrix}`: {what}"
 
 
@@ -81,8 +82,8 @@ def _versions(measurements: list[Measured], results_dir: Path) -> list[str]:
               and r.environment.cuda_available and r.budget.card_emulation is None]
     if before:
         again = {r.cell_id: _measured_again(r, results_dir) for r in before}
-        checked = [f"`{r.matrix}`/`{r.name}` (`{again[r.cell_id].relative_to(results_dir).parent.parent}`)"
-                   for r in before if again[r.cell_id] is not None]
+        checked = [f"`{r.matrix}`/`{r.name}` (`{path.relative_to(results_dir).parent.parent}`)"
+                   for r in before if (path := again[r.cell_id]) is not None]
         lines += [f"{len(before)} of the {len(read_here)} results read here ran before torch answered as the emulated "
                   "card (`mem_get_info` and the device's total memory) and before the paged optimizer's cap was "
                   "corrected"
@@ -151,8 +152,8 @@ def _ran_with(measurements: list[Measured]) -> list[str]:
     if not results:
         return []
     paths = list(dict.fromkeys(str(r.config.get("loss_path")) for r in results if r.config.get("loss_path")))
-    versions = {name: sorted({r.environment.versions[name] for r in results if r.environment is not None
-                              and r.environment.versions.get(name)}) for name in DECIDING}
+    versions = {name: sorted({v for r in results if r.environment is not None
+                              for v in [r.environment.versions.get(name)] if v}) for name in DECIDING}
     said = ", ".join(f"{name} {' / '.join(v)}" for name, v in versions.items() if v)
     return [f"- The cells ran with: loss path {', '.join(f'`{p}`: {LOSS_PATHS.get(p, p)}' for p in paths)}; "
             f"with {said}."]

@@ -59,8 +59,9 @@ def used(measured: Measured) -> list[CellResult]:
 
 def software_year(measured: Measured) -> int | None:
     """The year of the software that measured (Unsloth's versions are dated: 2026.10.9), where it says one."""
+    # a library that was not installed is recorded as null
     years = [int(v.split(".")[0]) for r in used(measured) if r.environment is not None
-             for v in [r.environment.versions.get("unsloth", "")] if v[:4].isdigit() and len(v.split(".")[0]) == 4]
+             for v in [r.environment.versions.get("unsloth") or ""] if v[:4].isdigit() and len(v.split(".")[0]) == 4]
     return max(years, default=None)
 
 
@@ -91,6 +92,8 @@ def _tokens(delta: float, base: float) -> str:
 
 def _max_context(claim: Claim, reading: Reading, measured: Measured) -> Verdict:
     answer = measured.ceiling
+    if answer is None:  # the claims' model reads a max_context claim only by a ceiling search
+        raise ValueError(f"{claim.id}: a max_context claim is measured by a ceiling search, not by cells")
     if answer.tokens is None:
         return Verdict("less than claimed", "below the search's range", "no context in the range fits")
     shown = f"{'at least ' if answer.at_top else ''}{answer.tokens:,} tokens (to within {answer.resolution:,})" \
