@@ -16,6 +16,7 @@
 # decides, and a dry run only says so, since nothing is moved before Snakemake executes jobs.
 
 import base64
+import shutil
 import sys
 
 sys.path.insert(0, workflow.basedir)
@@ -25,16 +26,23 @@ from pathlib import Path
 from harness.core.devices import machine_devices
 from harness.core.environment import cuda_present
 from harness.core.errors import UsageError, one_line
-from harness.spec.matrix import MatrixError, ceiling_spec, claim_results_folder, design_of, evaluation_plan
+from harness.spec.matrix import MatrixError, ceiling_spec, design_of, evaluation_plan
 from harness.spec.matrix import check_measurable, matrix_options, matrix_path
+from harness.spec.chart_widths import chart_files
+from harness.spec.owners import check_reports_folder, claim_results_folder
 from harness.spec.matrix import expand as expand_matrix
 from harness.spec.renamed_matrix import orphaned_results_hint
 from harness.results import ResultFileError, evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
-from harness.workflow import check_config, check_writable, default_matrix, flag
+from harness.workflow import check_config, check_configfiles, check_writable, default_matrix, flag
 from harness.core.environment_variables import check_all
+from harness.process.job_clock import job_minutes
+
+# the description at the head of `snakemake --report` (docs/html-report.md)
+report: "docs/snakemake-report/workflow.rst"
+
 
 def _stop(err):
     """One line and exit 2, as every vramlab command ends on bad input: a WorkflowError would add Snakemake's
@@ -45,9 +53,10 @@ def _stop(err):
 
 try:
     # every --config value, before anything is read (harness/workflow.py); a `--config` without `=` is refused by
-    # Snakemake's own parser before this file is read (docs/reproducing.md, "Which matrix runs"); and every VRAMLAB_* variable,
-    # as each vramlab command checks them before it starts
+    # Snakemake's own parser before this file is read (docs/reproducing.md, "Which matrix runs"); and every VRAMLAB_*
+    # variable, as each vramlab command checks them before it starts
     check_config(config, sys.argv)
+    check_configfiles(workflow.configfiles)
     check_all()
 except UsageError as err:
     _stop(err)
@@ -70,8 +79,11 @@ IDS = [c.cell_id for c in CELLS]
 RESULTS = config.get("results_dir", "results")
 REPORTS = config.get("reports_dir", "reports")
 try:
-    # checked now; the folder's marker is written once Snakemake executes jobs (_prepare below)
+    # the folders are this matrix file's (harness/spec/owners.py): a matrix of the same name from another folder never
+    # writes into the checkout's results/<name>/ or reports/<name>/. Checked now; the results folder's marker is
+    # written once Snakemake executes jobs (_prepare below)
     claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX), write=False)
+    check_reports_folder(Path(REPORTS), NAME, matrix_path(MATRIX))
     # a folder nothing can be written to would fail the run after its cells trained, in Snakemake's many lines
     check_writable(config, NAME)
 except (MatrixError, UsageError) as err:
@@ -95,6 +107,11 @@ SLOTS = [f"--device-slots {CONCURRENT}"] if SHARED else []
 # each cell leaves a process that imports the libraries ahead for the next one (harness/process/warm_start.py); off with
 # --config warm_start=false. On a cluster each job may land on another node, so there it is always off.
 WARM = ["--warm-start"] if workflow.local_exec and flag(config, "warm_start", "true") else []
+
+
+# a cell's job asks a scheduler for the cell's own time limit and the minutes around it (harness/process/job_clock.py):
+# a cell that runs long ends as a `timeout` result, never killed by SLURM first with none
+JOB_MINUTES = {c.cell_id: job_minutes(c.settings) for c in CELLS}
 
 
 def device_resources(wildcards):
@@ -190,6 +207,19 @@ _DELETING = [a for a in sys.argv if a in ("--delete-all-output", "--delete-temp-
 if _DELETING and WITH_RESULT and not REPLACE:
     _stop(f"{_DELETING[0]} would delete the result files of '{NAME}' (in {RESULTS}/{NAME}/, the published reference "
           "where they are committed) and its reports; delete by hand what is to go, or give --config replace=true")
+# --all-temp makes every output temporary, deleted once read: the result files and tables among them; --omit-flags
+# update (or ancient) drops what keeps a job's published files (below) and what keeps file times from rerunning one
+_STORAGE = workflow.storage_settings
+if _STORAGE is not None and _STORAGE.all_temp:
+    _stop(f"--all-temp would make every output temporary, so Snakemake would delete the result files and tables of "
+          f"'{NAME}' once they are read (the published reference among them); leave it out")
+_OMITTED = sorted({"update", "ancient"} & set(_STORAGE.omit_flags)) if _STORAGE is not None else []
+if _OMITTED:
+    _stop(f"--omit-flags {_OMITTED[0]}: the workflow's {_OMITTED[0]}() is what keeps the published results and "
+          "reports (update: never deleted before a job nor when it fails; ancient: no job reruns because of file "
+          "times); leave it out")
+# the cluster's own command each job is submitted with, by executor
+SUBMITTERS = {"slurm": "sbatch"}
 
 
 def _executing():
@@ -200,20 +230,52 @@ def _executing():
             and not workflow.touch)
 
 
-def _refuse_forced_replacement():
-    """-F, or -R naming the cell rule, makes Snakemake run every cell again, and run-cell would replace each result
-    by the new measurement: the committed reference is replaced only when --config replace=true says so. Snakemake
-    knows its forcing once it builds the jobs (when _prepare is called), not yet while this file is read."""
+def _forced_files():
+    """The result files (a cell's or an evaluation's) that -R or -f name, each as Snakemake names it, with the option
+    that names it: a file given as ./results/... or by its absolute path is the same file."""
     settings = workflow.dag_settings
-    forced = settings is not None and (settings.forceall or bool({"cell", "evaluate"} & set(settings.forcerun)))
-    if REPLACE and not forced:
-        _stop("--config replace=true acts only with -F (or -R cell), which measure the cells that have a result "
-              "again; without them nothing is replaced: give -F, or leave replace out")
-    if forced and WITH_RESULT and not REPLACE:
+    named = [("-R", n) for n in sorted(settings.forcerun)]
+    named += [("-f", n) for n in sorted(settings.targets)] if settings.forcetargets else []
+    ours = {Path(f).resolve() for f in expand(f"{RESULTS}/{NAME}/{{cell_id}}.json", cell_id=IDS) + EVALUATIONS}
+    return [(option, n) for option, n in named if not workflow.is_rule(n) and Path(n).resolve() in ours]
+
+
+def _refuse_forced_replacement():
+    """-F, -R naming the cell or evaluate rule or a result file, or -f naming a result file makes Snakemake run its
+    cells again, and run-cell would replace each result by the new measurement: the committed reference is replaced
+    only when --config replace=true says so (run-cell is given --force then, and refuses to replace one otherwise,
+    whatever else makes Snakemake run a cell again). Snakemake knows its forcing once it builds the jobs (when
+    _prepare is called), not yet while this file is read."""
+    settings = workflow.dag_settings
+    if settings is None:
+        return
+    every = settings.forceall or bool({"cell", "evaluate"} & set(settings.forcerun))
+    files = _forced_files()
+    if REPLACE and not (every or files):
+        _stop("--config replace=true acts only with -F (or -R cell, or -R/-f naming a result file), which measure "
+              "cells that have a result again; without them nothing is replaced: give -F, or leave replace out")
+    if every and WITH_RESULT and not REPLACE:
         _stop(f"-F (or -R cell) would measure the {len(WITH_RESULT)} cells of '{NAME}' that have a result again and "
               f"replace those results (in {RESULTS}/{NAME}/, the published reference where they are committed); to "
               "measure them beside it give --config reproduce=true instead, to rebuild only the tables and charts "
               "-R aggregate report, and to replace them --config replace=true")
+    standing = [(option, n) for option, n in files if Path(n).is_file()]
+    if standing and not REPLACE:
+        option, first = standing[0]
+        _stop(f"{option} {first} would measure its cell again and replace the result there ({len(standing)} result "
+              f"file{'s' if len(standing) > 1 else ''} named; in {RESULTS}/{NAME}/, the published reference where they "
+              "are committed); to measure the cells beside it give --config reproduce=true instead, and to replace "
+              f"{'them' if len(standing) > 1 else 'it'} --config replace=true")
+
+
+def _refuse_missing_submitter():
+    """An executor that submits jobs with a cluster's command, where this machine has none: it would wait, then fail
+    in many lines. A dry run shows the jobs anywhere."""
+    name = getattr(workflow.executor_plugin, "name", "")
+    if _executing() and SUBMITTERS.get(name) and shutil.which(SUBMITTERS[name]) is None:
+        _stop(f"the {name} executor (profiles/{name}) submits each job with {SUBMITTERS[name]}, which this machine "
+              "does not have; run on a machine of the cluster, or without the profile (a dry run, -n, shows its "
+              "jobs anywhere)")
 
 
 _PREPARED = []
@@ -228,6 +290,7 @@ def _prepare(wildcards):
         _PREPARED.append(True)
         if workflow.is_main_process:  # a cluster job's own Snakemake reads this file again: told once, here
             _refuse_forced_replacement()
+            _refuse_missing_submitter()
             for note in NOTES + (DRY_RUN_NOTES if workflow.dryrun else []):
                 print(f"vramlab: {note}", file=sys.stderr)
         if _executing():
@@ -271,6 +334,7 @@ rule reproduce:
     resources:
         gpu=lambda wildcards: device_resources(wildcards)["gpu"],
         gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
+        runtime=lambda wildcards: JOB_MINUTES[wildcards.cell_id],
     params:
         matrix=MATRIX,
         flags=" ".join((["--shared-device"] if SHARED else []) + SLOTS + WARM),
@@ -284,7 +348,7 @@ rule compare:
         _prepare,
         ancient(REPRODUCTIONS),
     output:
-        f"{REPORTS}/{NAME}/reproductions/{MACHINE}/comparison.md",
+        update(f"{REPORTS}/{NAME}/reproductions/{MACHINE}/comparison.md"),
     params:
         matrix=MATRIX,
     shell:
@@ -307,13 +371,16 @@ rule cell:
     resources:
         gpu=lambda wildcards: device_resources(wildcards)["gpu"],
         gpu_slot=lambda wildcards: device_resources(wildcards)["gpu_slot"],
+        runtime=lambda wildcards: JOB_MINUTES[wildcards.cell_id],
     params:
         matrix=MATRIX,
+        # --force only where replace=true says so: without it run-cell keeps a result that stands, whatever made
+        # Snakemake run the cell again (a forcing this file did not foresee, a rerun trigger)
         flags=" ".join((["--keep-adapter"] if TASKS else []) + (["--shared-device"] if SHARED else []) + SLOTS
-                       + WARM),
+                       + WARM + (["--force"] if REPLACE else [])),
     shell:
         "{sys.executable} -m harness run-cell --matrix {params.matrix:q} --cell {wildcards.cell_id} "
-        "--out {output:q} {params.flags} --log {log:q}"
+        "--results-dir {RESULTS:q} {params.flags} --log {log:q}"
 
 
 rule evaluate:
@@ -339,15 +406,20 @@ rule evaluate:
         "--results-dir {RESULTS:q} --log {log:q} {params.flags}"
 
 
+# The published reports are update() outputs, as a cell's result is: Snakemake deletes a job's plain outputs before
+# it runs and again when it fails (a kill -9, an exception, a refusal), so a failing job would delete the committed
+# files it was asked to remake. An update() output is kept, copied aside, and put back when the job fails; vramlab
+# writes each file whole (harness/core/atomic_files.py), so none is ever left half-written either.
+
+
 rule ceiling:
     # one job for a matrix's whole search: each probe depends on the ones before it, and each is still a cell
     # in a fresh process of its own (vramlab run-cell), its result kept under results/<matrix>/ceiling/
     input:
         _prepare,
     output:
-        f"{REPORTS}/{NAME}/ceiling.md",
-        f"{REPORTS}/{NAME}/ceiling.csv",
-        f"{REPORTS}/{NAME}/ceiling.png",
+        update([f"{REPORTS}/{NAME}/{file}" for file in ("ceiling.md", "ceiling.csv", "ceiling.tex",
+                                                         *chart_files("ceiling"))]),
     log:
         f"{RESULTS}/{NAME}/logs/ceiling.log",
     resources:
@@ -363,6 +435,22 @@ rule ceiling:
 
 
 RESULT_FILES = expand(f"{RESULTS}/{NAME}/{{cell_id}}.json", cell_id=IDS) + EVALUATIONS
+TABLES = [f"{REPORTS}/{NAME}/{file}" for file in ("cells.csv", "steps.csv", "estimate.csv", "environment.csv",
+                                                  "design.json", *(["quality.csv", "comparisons.csv"] if TASKS else []))]
+# the tables `snakemake --report` shows (docs/html-report.md)
+REPORTED_TABLES = ("cells.csv", "steps.csv")
+
+
+def _reported(path, category):
+    """`path` tagged for `snakemake --report` where it is one of the files it shows."""
+    name = Path(path).name
+    if category == "Tables" and name in REPORTED_TABLES:
+        return report(path, category="Tables", labels={"table": Path(name).stem})
+    if category == "Report" and name.endswith(".png"):
+        return report(path, category="Charts", labels={"chart": Path(name).stem})
+    if category == "Report" and name == "report.md":
+        return report(path, category="Report", labels={"file": "report.md"})
+    return path
 
 
 rule aggregate:
@@ -370,12 +458,7 @@ rule aggregate:
         _prepare,
         ancient(RESULT_FILES),
     output:
-        f"{REPORTS}/{NAME}/cells.csv",
-        f"{REPORTS}/{NAME}/steps.csv",
-        f"{REPORTS}/{NAME}/estimate.csv",
-        f"{REPORTS}/{NAME}/environment.csv",
-        f"{REPORTS}/{NAME}/design.json",
-        [f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [],
+        update([_reported(table, "Tables") for table in TABLES]),
     params:
         matrix=MATRIX,
     shell:
@@ -385,16 +468,13 @@ rule aggregate:
 rule report:
     input:
         _prepare,
-        ancient([f"{REPORTS}/{NAME}/cells.csv", f"{REPORTS}/{NAME}/steps.csv", f"{REPORTS}/{NAME}/estimate.csv",
-                 f"{REPORTS}/{NAME}/environment.csv", f"{REPORTS}/{NAME}/design.json",
-                 *([f"{REPORTS}/{NAME}/quality.csv"] if TASKS else [])]),
+        ancient(TABLES),
         # the results too (ancient inputs that exist do not pass a rerun on): the report is made again whenever
         # the tables are, since a result it reads was measured again
         ancient(RESULT_FILES),
     output:
-        f"{REPORTS}/{NAME}/report.md",
-        f"{REPORTS}/{NAME}/tables.tex",
-        f"{REPORTS}/{NAME}/methods.md",
-        [f"{REPORTS}/{NAME}/{chart}" for chart in CHARTS],
+        # the report, its charts (and the tables, rule aggregate) in `snakemake --report` (docs/html-report.md)
+        update([_reported(f"{REPORTS}/{NAME}/{file}", "Report")
+                for file in ("report.md", "tables.tex", "methods.md", "methods.tex", *CHARTS)]),
     shell:
         "{sys.executable} -m harness report {NAME:q} --reports-dir {REPORTS:q}"

@@ -6,4 +6,13 @@ becomes cells (spec), each measured in a process of its own (process, run) into 
 report turns into tables and charts (report).
 """
 
+import os
+import sys
+
 __version__ = "0.1.0"
+
+# vramlab draws its charts into files only. A backend the shell names for a screen or a notebook (Jupyter and VS Code
+# terminals set MPLBACKEND to theirs) stops matplotlib's import where it cannot load, and with it the tables' and
+# charts' jobs; inside IPython the notebook's own backend is left alone.
+if "matplotlib" not in sys.modules and "IPython" not in sys.modules:
+    os.environ["MPLBACKEND"] = "agg"

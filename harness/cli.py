@@ -15,6 +15,7 @@ from harness import __version__
 from harness.core.cell_arguments import cell_arguments, device_slots_argument, run_cell_arguments, spare_arguments
 from harness.core.command_line import Parser
 from harness.core.console import run_command, start_logging
+from harness.core.trackers import TRACKERS
 from harness.run import bytecode
 
 MATRIX = "a matrix: a name under ablations/ (`vramlab matrices` lists them) or a path to a YAML file"
@@ -100,8 +101,26 @@ def parser() -> argparse.ArgumentParser:
                                      "(default: this host)")
     _folders(p)
 
+    p = sub.add_parser("card-check", help="the emulated 16 GB card checked on a real one (RTX 4080, RTX 4060 Ti "
+                       "16 GB): a cell and two ceiling boundaries, compared with the emulated results "
+                       "(docs/card-check.md)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="say what would run and what it is compared with; run nothing")
+    _folders(p)
+    p.add_argument("--machine", help="the folder name of this machine's results (default: its host name)")
+
     p = sub.add_parser("check", help="validate result files (or folders of them); exit 1 naming each bad one")
     p.add_argument("paths", nargs="+", metavar="PATH", help="a result file, or a folder searched for them")
+    p.add_argument("--fresh", action="store_true",
+                   help="also judge each matrix results folder given against what the current code gives here (model "
+                        "file, tokenizer, kept tokens, training and evaluation data: minutes, no GPU); a result that "
+                        "differs is stale (exit 1); writes <folder>/freshness.json, which the report reads")
+    p.add_argument("--supersede-stale", action="store_true",
+                   help="with --fresh: move the stale results (and their evaluations) to results/superseded/<matrix>/, "
+                        "so that Snakemake measures their cells again")
+    p.add_argument("--matrix", help="with --fresh: the matrix file of the results, where it is not "
+                                    "ablations/<matrix>.yaml (its `evaluation:` section says what the evaluation "
+                                    "data is)")
 
     p = sub.add_parser("schema", help="write the JSON Schemas of result files, generated from the result model")
     p.add_argument("--out", help="the folder to write them to (default: harness/results/schema)")
@@ -124,6 +143,18 @@ def parser() -> argparse.ArgumentParser:
                    help="every matrix with a reports/<matrix>/cells.csv: aggregate its results, then its report")
     p.add_argument("--results-dir", help="with --all: the result files to aggregate (default: results)")
     p.add_argument("--out", help="with --all: write the rebuilt reports here instead of over --reports-dir")
+
+    p = sub.add_parser("export", help="a matrix's results as runs of an experiment tracker, offline: MLflow (its "
+                                      "file store), TensorBoard (event files) or W&B (offline runs); settings as "
+                                      "parameters, peaks, speed, MFU and scores as metrics, the loss per step, the "
+                                      "report's figures")
+    p.add_argument("matrix", help=MATRIX)
+    p.add_argument("--to", required=True, choices=TRACKERS, help="the tracker (each an extra: "
+                                                                 "pip install 'vramlab[mlflow]', ...)")
+    p.add_argument("--out", help="where the runs go (default: exports/<tracker>); for mlflow also any tracking URI "
+                                 "(sqlite:///runs.db, http://host:5000)")
+    p.add_argument("--results-dir", default="results", help=RESULTS_DIR)
+    p.add_argument("--reports-dir", default="reports", help="where the matrix's report is (its figures)")
 
     p = sub.add_parser("prepare-model", help="build a model into the cache (arch: random weights, GGUF conversion)")
     p.add_argument("source", help="a model source: arch:<preset>, package:<name>, gguf:<file> or a model folder")

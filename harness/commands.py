@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import re
 import sys
 import textwrap
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from harness.core.cache import check_cache_usable
 from harness.core.console import send_to_log
 from harness.core.environment import cuda_present
 from harness.core.errors import UsageError
-from harness.core.path_problems import file_in_the_way
+from harness.core.path_problems import FOLDER_ROOM, file_in_the_way, published_folder, too_long
 from harness.core.suggest import did_you_mean
 from harness.estimate import calibration
 from harness.estimate.arguments import check_estimate_arguments
@@ -33,19 +35,24 @@ from harness.process import cell_command, spare
 from harness.process.ceiling import search_all
 from harness.process.device_lease import cell_lease, slots_wanted
 from harness.report import calibration as calibration_report
+from harness.report import card_check
 from harness.report.aggregate import aggregate
 from harness.report.build import build_report
 from harness.report.ceiling import settled_search
 from harness.report.ceiling_report import write_report
 from harness.report.claims import build as claims
+from harness.report.export import export
 from harness.report.readme import block_names, rewritten
 from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
 from harness.results.budget_spelling import respell_all
 from harness.results.ceiling import ProbeMissing, Search
+from harness.results.freshness import check_folder, standing_stale
+from harness.results.freshness import supersede_stale as supersede_stale_results
+from harness.results.freshness_file import Verdict, read_freshness, write_freshness
 from harness.results.schemas import SCHEMA_DIR, write_schemas
-from harness.results.store import migrate_files, result_files
+from harness.results.store import FRESHNESS_FILE, migrate_files, result_files
 from harness.run import worker
 from harness.spec import settings
 from harness.spec.ceiling import CeilingSpec
@@ -66,9 +73,10 @@ from harness.spec.matrix import (
     source_folder_problem,
 )
 from harness.spec.matrix_list import matrix_entries
+from harness.spec.owners import check_reports_folder, check_results_folder
 from harness.spec.settings import SETTINGS
 from harness.stack.models.facts import ModelSourceError, facts
-from harness.stack.models.gguf_file import open_gguf
+from harness.stack.models.gguf_file import GGUFFileError, open_gguf
 from harness.stack.models.gguf_tokenizer import check_file
 from harness.stack.models.sources import PackageModelError, resolve, source_gguf
 from harness.stack.techniques import needs_cuda
@@ -219,6 +227,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise UsageError(f"--device-slots: {err}") from None
     check_cache_usable()  # as before a cell: a cache that cannot be used would record an error of the evaluation
+    check_results_folder(Path(args.results_dir), find_cell(args.matrix, args.cell).matrix, matrix_path(args.matrix))
     with _evaluation_lease(args, slots):
         return _evaluate(args)
 
@@ -275,6 +284,7 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     every = expand(args.matrix)
+    _own_folders(args.matrix, every[0].matrix, args)
     cells = [c for c in every if not args.cell or c.cell_id in args.cell or c.name in args.cell]
     if not cells:
         print(f"vramlab: no cell of {args.matrix} is named {args.cell}", file=sys.stderr)
@@ -308,9 +318,32 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.machine is not None and not MACHINE_LABEL.match(args.machine):
         raise UsageError(f"--machine {args.machine!r}: a machine is named by its folder under "
                          "results/<matrix>/reproductions/: letters, digits, '-' and '_'")
+    _own_folders(args.matrix, expand(args.matrix)[0].matrix, args)
     path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir),
                             args.machine or machine_label())
     print(path.read_text().splitlines()[0])
+    return 0
+
+
+def _own_folders(matrix: str, name: str, args: argparse.Namespace) -> None:
+    """The results and reports folders a command writes into are this matrix file's, never another's of the same
+    name (harness/spec/owners.py)."""
+    check_results_folder(Path(args.results_dir), name, matrix_path(matrix))
+    check_reports_folder(Path(args.reports_dir), name, matrix_path(matrix))
+
+
+def _cmd_card_check(args: argparse.Namespace) -> int:
+    results_dir = Path(args.results_dir)
+    checks = card_check.plan(results_dir)
+    if args.dry_run:
+        print("\n".join(card_check.described(checks)))
+        return 0
+    card = card_check.sixteen_gb_card()  # a machine without a 16 GB card is told so before anything runs
+    machine = args.machine or machine_label()
+    print(f"card-check on {card} ({machine}):\n" + "\n".join(card_check.described(checks)[1:]))
+    card_check.run(checks, results_dir, machine)
+    path = card_check.write(checks, results_dir, Path(args.reports_dir), machine)
+    print(f"{path}: " + path.read_text().splitlines()[2])
     return 0
 
 
@@ -328,11 +361,49 @@ def _no_result_here(path: Path, said: str) -> bool:
     return ("benchmarks" in path.parts or path.name.endswith(".peak.json")) and "no schema_version" in said
 
 
+def _fresh_folders(args: argparse.Namespace) -> list[Path]:
+    """--fresh judges a matrix's results folder whole: each path given must be one (it holds cell results)."""
+    if args.supersede_stale and not args.fresh:
+        raise UsageError("check: --supersede-stale moves the results --fresh finds stale; give --fresh with it")
+    if args.matrix is not None and not args.fresh:
+        raise UsageError("check: --matrix says which matrix file --fresh reads the evaluation of; give --fresh with it")
+    if not args.fresh:
+        return []
+    for given in map(Path, args.paths):
+        if not given.is_dir():
+            raise UsageError(f"check --fresh: {given} is not a folder; give a matrix's results folder (results/<matrix>"
+                             "), whose cell results are judged together and its freshness.json written there")
+        if not result_files(given):
+            raise UsageError(f"check --fresh: {given} holds no cell result file; give a matrix's results folder "
+                             "(results/<matrix>)")
+    return [Path(p) for p in args.paths]
+
+
+def _check_freshness(folder: Path, supersede_stale: bool, matrix: str | None) -> int:
+    """Judge a matrix's results against what the current code gives, one line a cell; write freshness.json."""
+    record = check_folder(folder, matrix, progress=lambda cell: print(f"vramlab check: {cell.line()}", flush=True))
+    path = write_freshness(folder, record)
+    counts = Counter(cell.verdict.value for cell in record.cells)
+    print(f"{record.matrix}: {len(record.cells)} cell results: "
+          + ", ".join(f"{counts[v.value]} {v.value}" for v in Verdict) + f"; written to {path} (`vramlab aggregate "
+          f"{record.matrix}` and `vramlab report {record.matrix}` carry it into the report)")
+    stale = standing_stale(record, folder)
+    if supersede_stale:
+        for source, target in supersede_stale_results(folder, record):
+            print(f"vramlab check: moved {source} to {target}")
+        if stale:
+            print(f"{record.matrix}: {len(stale)} stale results moved to the superseded folder; `snakemake --config "
+                  f"matrix={record.matrix}` measures their cells again")
+        return 0
+    return 1 if stale else 0
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
+    fresh = _fresh_folders(args)  # before anything is read: a bad argument checks nothing
     bad, checked, other = 0, 0, 0
     for path in _given_results(args.paths):
         try:
-            check(path)
+            read_freshness(path.parent) if path.name == FRESHNESS_FILE else check(path)
         except ResultFileError as err:
             if Path(path) not in map(Path, args.paths) and _no_result_here(path, str(err)):
                 other += 1
@@ -345,7 +416,21 @@ def _cmd_check(args: argparse.Namespace) -> int:
     print(f"{checked - bad} of {checked} result files valid"
           + (f" ({other} JSON files are a benchmark's own tables or memory-history peaks, not results: not checked)"
              if other else ""))
-    return 1 if bad or not checked else 0
+    stale = [_check_freshness(folder, args.supersede_stale, args.matrix) for folder in fresh]
+    stale += [_recorded_stale(Path(given)) for given in args.paths if Path(given) not in fresh]
+    return 1 if bad or not checked or any(stale) else 0
+
+
+def _recorded_stale(folder: Path) -> int:
+    """Without --fresh, the stale results the folder's freshness record (a check --fresh before) names, where the
+    record still judges the file there: each one line, and the count."""
+    record = read_freshness(folder) if (folder / FRESHNESS_FILE).is_file() else None
+    if record is None:
+        return 0
+    stale = standing_stale(record, folder)
+    for cell in stale:
+        print(f"vramlab check: {cell.line()} (by {folder / FRESHNESS_FILE}, {record.checked_at})", file=sys.stderr)
+    return len(stale)
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
@@ -360,9 +445,12 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
     for _, said, fine in outcomes:
         print(said if fine else f"vramlab migrate: {said}", file=sys.stdout if fine else sys.stderr)
     # a budget written in another spelling than its canonical one had another cell id (harness/core/budget.py)
+    kept = 0
     for respelled in respell_all([path for path, _, fine in outcomes if fine and path.is_file()]):
-        print(respelled.describe())
-    return 0 if all(fine for _, _, fine in outcomes) else 1
+        kept += respelled.new is None
+        print(respelled.describe() if respelled.new else f"vramlab migrate: {respelled.describe()}",
+              file=sys.stdout if respelled.new else sys.stderr)
+    return 0 if all(fine for _, _, fine in outcomes) and not kept else 1
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
@@ -420,6 +508,14 @@ def _tables_are_the_matrix(folder: Path, name: str) -> None:
                          f"{name} again (`vramlab aggregate {name}`)")
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec(args.to) is None:
+        raise UsageError(f"export --to {args.to}: {args.to} is not installed here; pip install 'vramlab[{args.to}]'")
+    out = args.out or str(Path("exports") / args.to)
+    print(export(args.matrix, args.to, out, Path(args.results_dir), Path(args.reports_dir)))
+    return 0
+
+
 def _cmd_prepare_model(args: argparse.Namespace) -> int:
     problem = SETTINGS["seed"].check(args.seed)
     if problem:
@@ -445,7 +541,11 @@ def _cmd_tokenizer_check(args: argparse.Namespace) -> int:
     except (PackageModelError, FileNotFoundError, ValueError) as err:
         print(f"vramlab: {err}", file=sys.stderr)
         return 2
-    findings = check_file(file)
+    try:
+        findings = check_file(file)
+    except GGUFFileError as err:
+        print(f"vramlab: {err}", file=sys.stderr)
+        return 2
     for finding in findings:
         print(finding.line())
     agree = sum(f.ok for f in findings)
@@ -466,16 +566,31 @@ def _folder_arguments(args: argparse.Namespace) -> None:
         value = getattr(args, option, None)
         if value is None:
             continue
-        flag, blocker = "--" + option.replace("_", "-"), file_in_the_way(Path(value) / "x")
+        flag = "--" + option.replace("_", "-")
+        if (long := too_long(Path(value), FOLDER_ROOM)) is not None:
+            raise UsageError(f"{flag} {value[:80]}...: {long}; give a shorter folder")
+        blocker = file_in_the_way(Path(value) / "x")
         if blocker is not None:
             raise UsageError(f"{flag} {value}: {blocker} is a file, not a folder; give a folder "
                              f"(e.g. {option.split('_')[0]})")
         taken = source_folder_problem(Path(value))  # tables or results there would lie among the sources
         if taken:
             raise UsageError(f"{flag} {value}: {taken}; give a folder of its own")
+        _not_published(flag, Path(value))
     out = getattr(args, "out", None)
     if args.command == "report" and out and (taken := source_folder_problem(Path(out))):
         raise UsageError(f"--out {out}: {taken}; give a folder of its own")
+    if args.command == "report" and out:
+        _not_published("--out", Path(out))
+
+
+def _not_published(flag: str, folder: Path) -> None:
+    """A folder a command writes its own results or reports under is no folder of the published ones (results/<m>/,
+    reports/<m>/): its files would be taken for theirs, and git would show them among them."""
+    published = published_folder(folder)
+    if published is not None:
+        raise UsageError(f"{flag} {folder}: {folder} lies in {published}/, a folder of published results or reports; "
+                         "give a folder of its own")
 
 
 def _inside(path: Path, *folders: Path) -> bool:
@@ -493,6 +608,12 @@ def _output_arguments(args: argparse.Namespace) -> None:
     if args.command == "schema" and out and _inside(Path(out), results, Path("reports")):
         raise UsageError(f"--out {out} is inside {results} or reports, which hold results and reports only; give "
                          "another folder (default: harness/results/schema)")
+    if args.command == "export" and args.out and "://" not in args.out:
+        if _inside(Path(args.out), results, Path(args.reports_dir)):
+            raise UsageError(f"--out {args.out} is inside {results} or {args.reports_dir}, which hold results and the "
+                             "reports `vramlab report` writes; give a folder of its own for the tracker's runs")
+        if taken := source_folder_problem(Path(args.out)):
+            raise UsageError(f"--out {args.out}: {taken}; give a folder of its own")
     chart = getattr(args, "chart", None)
     if args.command == "estimate" and chart and _inside(Path(chart), results, Path("reports")):
         raise UsageError(f"--chart {chart} is inside {results} or reports, which hold results and the reports "
@@ -520,7 +641,8 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "spare": _cmd_spare, "evaluate": _cmd_evaluate, "ceiling": _cmd_ceiling, "claims": _cmd_claims,
     "compare": _cmd_compare, "check": _cmd_check, "schema": _cmd_schema, "migrate": _cmd_migrate,
     "aggregate": _cmd_aggregate, "report": _cmd_report, "prepare-model": _cmd_prepare_model,
-    "tokenizer-check": _cmd_tokenizer_check, "default-matrix": _cmd_default_matrix,
+    "tokenizer-check": _cmd_tokenizer_check, "default-matrix": _cmd_default_matrix, "card-check": _cmd_card_check,
+    "export": _cmd_export,
 }
 
 

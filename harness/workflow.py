@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from harness.core.errors import UsageError
-from harness.core.path_problems import file_in_the_way, unwritable
+from harness.core.path_problems import FOLDER_ROOM, file_in_the_way, published_folder, too_long, unwritable
 from harness.core.suggest import did_you_mean
-from harness.spec.matrix import source_folder_problem
+from harness.spec.matrix import UniqueKeyLoader, source_folder_problem
 
 DEFAULT_CPU_MATRIX = "smoke"
 DEFAULT_GPU_MATRIX = "seed-16gb"
@@ -82,6 +84,8 @@ def check_config(config: dict[str, Any], argv: list[str]) -> None:
         if isinstance(value, list | dict | bool):
             raise UsageError(f"--config {key}={str(value)[:80]}: give one {what}, not a list or a yes/no")
     for key in [k for k in FOLDERS if k in config]:
+        if (long := too_long(Path(str(config[key])), FOLDER_ROOM)) is not None:
+            raise UsageError(f"--config {key}={str(config[key])[:80]}...: {long}; give a shorter folder")
         blocker = file_in_the_way(Path(str(config[key])) / "x")
         if blocker is not None:
             raise UsageError(f"--config {key}={str(config[key])[:80]}: {blocker} is a file, not a folder; give a "
@@ -101,6 +105,31 @@ def check_config(config: dict[str, Any], argv: list[str]) -> None:
                          "measure the cells again beside them); give one")
 
 
+def check_configfiles(paths: list[Path]) -> None:
+    """A key written twice in one --configfile, or given by two of them: Snakemake keeps the last without a word, as
+    it does for --config (repeated_keys). Snakemake has read each file already, or said why it could not."""
+    given: dict[Any, Path] = {}
+    for path in map(Path, paths):
+        try:
+            loader = UniqueKeyLoader(path.read_text(encoding="utf-8"))
+            try:
+                data = loader.get_single_data()
+            finally:
+                loader.dispose()
+        except yaml.MarkedYAMLError as err:
+            if err.problem and "written twice" in err.problem:
+                line = err.problem_mark.line + 1 if err.problem_mark else "?"
+                raise UsageError(f"--configfile {path}: line {line}: {err.problem}; give it once") from None
+            continue
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        for key in data if isinstance(data, dict) else {}:
+            if key in given:
+                raise UsageError(f"--configfile: {str(key)[:80]} is given by {given[key]} and by {path}; Snakemake "
+                                 "would keep the last without a word: give it once")
+            given[key] = path
+
+
 def _taken_folder(folder: Path) -> str | None:
     """A results or reports folder inside one that already has an owner: a matrix's results folder (its .matrix
     file says whose), where the new matrix's files would pass for that one's; or the matrix files' folder."""
@@ -108,6 +137,9 @@ def _taken_folder(folder: Path) -> str | None:
         if (above / ".matrix").is_file():
             return (f"{folder} lies in {above}/, a matrix's results folder (its .matrix file says whose), where "
                     "these files would pass for that matrix's")
+    published = published_folder(folder)
+    if published is not None:
+        return f"{folder} lies in {published}/, a folder of published results or reports"
     return source_folder_problem(folder)
 
 

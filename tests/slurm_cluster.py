@@ -21,11 +21,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo")
 # Where a job's own srun looks: the Snakemake plugin clears SLURM_* variables (SLURM_CONF too) before it
 # submits, so the configuration must be at SLURM's default place for as long as the cluster runs
 SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
 PARTITION = "gpu"  # the profile's default partition
+
+
+def vramlab_env(cache: Path) -> dict[str, str]:
+    """The environment of a Snakemake run whose jobs go to the cluster (the test skipped where none can be had):
+    this checkout's vramlab, and the session's model cache."""
+    reason = missing()
+    if reason:
+        pytest.skip(reason)
+    return {**os.environ, "VRAMLAB_CACHE": str(cache), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
 
 
 def missing() -> str | None:

@@ -31,12 +31,12 @@ def cell(matrix: str, name: str) -> Cell:
 
 
 def result(of: Cell, status: str = "ok", peak_gib: float | None = 10.0, tokens_per_second: float | None = None,
-           emulated: bool = True) -> CellResult:
+           emulated: bool = True, mfu: float | None = None) -> CellResult:
     card = {"on": True, "total_bytes": budget_bytes(of.settings["budget"])} if emulated else None
     return CellResult(cell_id=of.cell_id, name=of.name, matrix=of.matrix, status=status,
                       reason=None if status == "ok" else "CUDA out of memory", config=of.settings, environment=ENV,
                       metrics={"peak_device_bytes": int(peak_gib * GIB) if peak_gib is not None else None,
-                               "tokens_per_second": tokens_per_second},
+                               "tokens_per_second": tokens_per_second, "mfu": mfu},
                       budget={"limit_bytes": budget_bytes(of.settings["budget"]), "judged_on": "nvml",
                               "card_emulation": card})
 
@@ -82,7 +82,7 @@ def measured(tmp_path_factory) -> tuple[pd.DataFrame, str]:
         write_cell(results, "claims", name, peak_gib=peak)
     for name in ("vramfarm-lora-unsloth-2k", "vramfarm-lora-unsloth-4k", "vramfarm-lora-hf-2k"):  # one missing
         write_cell(results, "claims", name, peak_gib=22.0)
-    write_cell(results, "claims", "vramfarm-qlora-unsloth-speed", peak_gib=9.0, tokens_per_second=3000.0)
+    write_cell(results, "claims", "vramfarm-qlora-unsloth-speed", peak_gib=9.0, tokens_per_second=3000.0, mfu=0.12)
     write_cell(results, "claims", "seed-stack-rtx4080", status="oom", peak_gib=15.6)
     table = report(results, tmp_path)
     return table, (tmp_path / "reports" / "claims" / "claims.md").read_text()
@@ -114,15 +114,15 @@ def test_a_memory_range_is_read_both_ways(measured):
     assert missing["verdict"] == "not measured yet" and missing["difference"] == "no result yet for vramfarm-lora-hf-4k"
 
 
-def test_speed_on_another_gpu_is_compared_as_mfu(measured):
+def test_speed_on_another_gpu_is_not_testable_here_and_its_mfu_is_the_reports(measured):
     table, _ = measured
     speed = row(table, "vramfarm-qlora-8b-rtx4090-speed", "as MFU")
     per_token = flops_per_token(cell("claims", "vramfarm-qlora-unsloth-speed").settings)
-    ours = 3000 * per_token / DENSE_BF16["NVIDIA H200"][0]
     claimed_low = 1000 * per_token / DENSE_BF16["NVIDIA GeForce RTX 4090"][0]
-    assert ours < claimed_low and speed["verdict"] == "below"
-    assert f"MFU {ours:.1%}" in speed["measured"]
-    assert speed["difference"].startswith(f"{(ours - claimed_low) * 100:+.1f} MFU points")
+    # measured on an H200, the claim is about an RTX 4090: utilisation does not carry from one to the other
+    assert speed["verdict"] == "not testable here"
+    assert "MFU 12.0% (against its measured matmul rate)" in speed["measured"]  # the result's own, as report.md's
+    assert f"MFU {claimed_low:.1%}" in speed["difference"] and "RTX 4090" in speed["difference"]
 
 
 def test_a_fit_claim_and_what_is_not_measured(measured):
@@ -138,7 +138,7 @@ def test_a_fit_claim_and_what_is_not_measured(measured):
 
 def test_the_committed_report_is_what_the_committed_results_give(tmp_path):
     write(REPO / "results", tmp_path)
-    for name in ("claims.csv", "claims.md"):
+    for name in ("claims.csv", "claims.md", "claims.tex"):
         assert (tmp_path / "claims" / name).read_text() == (REPO / "reports" / "claims" / name).read_text(), name
     table = pd.read_csv(REPO / "reports" / "claims" / "claims.csv", keep_default_na=False)
     # committed results already answer some readings: the seed's claim through the RTX 4080 ceiling search
@@ -147,9 +147,9 @@ def test_the_committed_report_is_what_the_committed_results_give(tmp_path):
     # both matrices are measured: every reading has a verdict; the speed cell ran alone on the GPU
     assert "not measured yet" not in set(table["verdict"])
     speed = table[table["claim"].str.endswith("-speed")]
-    assert list(speed["verdict"]) == ["below"] and "2,632 tokens/s" in speed["measured"].iloc[0]
+    assert list(speed["verdict"]) == ["not testable here"] and "2,632 tokens/s" in speed["measured"].iloc[0]
     context = table[table["measured_by"].str.startswith("`claims-context`")]
-    assert len(context) == 10 and set(context["verdict"]) == {"more than claimed"}
+    assert len(context) == 10 and set(context["verdict"]) == {"more than claimed, with 2026 software"}
 
 def test_every_reading_names_cells_of_its_matrix_and_every_claims_cell_is_read():
     published = load()

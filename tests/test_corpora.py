@@ -372,6 +372,13 @@ def test_a_vocabulary_source_names_a_corpus_and_its_languages(value, expected):
     ("corpus:help:", "unknown language(s) (none given) in corpus 'help'"),
     ("corpus:help", "to name the help corpus, write 'corpus:help:<languages>'"),
     ("help:es,ca", "nor 'corpus:<corpus>:<languages>' (e.g. 'corpus:help:es,ca,en')"),
+    # a corpus and the training data: corpus:<corpus>:<languages>+training
+    ("corpus:help:es,ca,en+train", "only '+training', once and at the end, may follow the languages"),
+    ("corpus:help:es+training+training", "only '+training', once and at the end"),
+    ("corpus:help:es+ca", "only '+training', once and at the end"),
+    ("training+corpus:help:es", "nor a corpus form followed by '+training'"),
+    ("corpus:help:es,it+training", "unknown language(s) it in corpus 'help'"),
+    ("corpus:help:+training", "unknown language(s) (none given) in corpus 'help'"),
 ])
 def test_a_bad_vocabulary_source_is_one_clear_line(value, expected):
     from harness.spec.matrix import MatrixError, expand_spec

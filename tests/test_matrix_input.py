@@ -157,7 +157,7 @@ def test_a_copy_of_a_shipped_matrix_elsewhere_cannot_take_its_results_folder(tmp
 
 @pytest.mark.slow
 def test_two_matrix_files_of_one_name_never_share_a_results_folder(tmp_path):
-    from harness.spec.matrix import claim_results_folder
+    from harness.spec.owners import claim_results_folder
 
     first, second = tmp_path / "a" / "m.yaml", tmp_path / "b" / "m.yaml"
     claim_results_folder(tmp_path / "results", "m", first)

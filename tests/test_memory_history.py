@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from harness.core.device_memory import nvml_handle
 from harness.run.memory_history import format_summary, peak_summary
-from harness.run.trackers.memory import nvml_handle
 
 MIB = 2**20
 

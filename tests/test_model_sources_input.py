@@ -19,11 +19,16 @@ from tests.refusals import TINY1, TINY2, F, bad_matrix, matrix_at, odd_files, on
 @pytest.fixture
 def hub(tmp_path, monkeypatch):
     """An empty hub cache, no offline switch, and a probe whose every connection this test decides."""
+    from huggingface_hub import constants
+
     from harness.stack.models import hub
 
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    # huggingface_hub reads its variables once, when imported: this process's are set where it keeps them
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", "https://huggingface.co")
     hub.reachable.cache_clear()
     yield hub
     hub.reachable.cache_clear()
@@ -128,7 +133,9 @@ def test_a_hub_id_in_the_cache_or_a_reachable_hub_is_accepted(tmp_path, monkeypa
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     snapshot = tmp_path / "hf" / "models--someorg--some-model-xyz" / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
-    (snapshot / "config.json").write_text("{}")
+    (snapshot / "config.json").write_text('{"model_type": "llama"}')  # read now: a model's config
+    (snapshot.parent.parent / "refs").mkdir()
+    (snapshot.parent.parent / "refs" / "main").write_text("abc123")  # what the cache's main is, as the hub writes it
     assert expand(_hub_matrix(tmp_path))  # offline, from the cache
 
 

@@ -24,7 +24,9 @@ REPORTS = REPO / "reports"
 MARKDOWN = sorted([*REPORTS.glob("*/report.md"), *REPORTS.glob("*/ceiling.md"), *REPORTS.glob("*/calibration.md")])
 NUMBER = re.compile(r"^[≥≤]?[+-]?\d[\d,]*(\.\d+)?")
 # how tables.tex writes signs and bounds before a number
-LATEX_MARKS = ("$+$", "$-$", r"$\geq$", r"$\leq$")
+LATEX_MARKS = ("$+$", "$-$", r"$\geq$", r"$\leq$", "\\geq ", "\\leq ")
+# a column of tables.tex: a number column (siunitx S, or r), a paragraph column, or l/c
+SPEC = re.compile(r"S\[[^\]]*\]|>\{[^}]*\}p\{[^}]*\}|[lrc]")
 SEPARATOR = re.compile(r"(?<!\\)\|")  # a cell's own | is escaped as \|
 
 
@@ -42,11 +44,14 @@ def markdown_tables(text: str) -> list[tuple[list[str], list[bool], list[list[st
 
 
 def latex_tables(text: str) -> list[tuple[list[bool], list[list[str]]]]:
-    """Each tabular of a tables.tex: which columns are right-aligned (numeric), its body rows."""
+    """Each tabular of a tables.tex: which columns hold numbers (S or r), its body rows (breaks allowed in a long
+    name left out)."""
     found = []
-    for spec, body in re.findall(r"\\begin\{tabular\}\{(\w+)\}.*?\\midrule\n(.*?)\\bottomrule", text, re.S):
+    for spec, body in re.findall(r"\\begin\{tabular\}\{((?:[^{}]|\{[^{}]*\})+)\}\n.*?\\midrule\n(.*?)\\bottomrule",
+                                 text, re.S):
+        body = body.replace(r"\allowbreak{}", "").replace(r"\hspace{0pt}", "")
         rows = [[c.strip() for c in re.split(r"(?<!\\)&", line.removesuffix(r" \\"))] for line in body.splitlines()]
-        found.append(([c == "r" for c in spec], rows))
+        found.append(([c[0] in "Sr" for c in SPEC.findall(spec)], rows))
     return found
 
 
@@ -80,7 +85,8 @@ def test_every_numeric_column_of_a_committed_report_has_one_number_of_decimals(p
         assert not mixed_columns(numeric, rows), (header, mixed_columns(numeric, rows))
 
 
-@pytest.mark.parametrize("path", sorted(REPORTS.glob("*/tables.tex")), ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", sorted([*REPORTS.glob("*/tables.tex"), *REPORTS.glob("*/ceiling.tex")]),
+                         ids=lambda p: str(p.relative_to(REPORTS)))
 def test_every_numeric_column_of_a_committed_tables_tex_has_one_number_of_decimals(path):
     for numeric, rows in latex_tables(path.read_text()):
         assert not mixed_columns(numeric, rows), (rows[0], mixed_columns(numeric, rows))
@@ -88,10 +94,11 @@ def test_every_numeric_column_of_a_committed_tables_tex_has_one_number_of_decima
 
 def test_every_report_that_shows_tables_has_them_in_latex():
     for path in MARKDOWN:
-        assert (path.parent / "tables.tex").is_file(), path
-        # one tabular for each table the Markdown shows
-        assert len(latex_tables((path.parent / "tables.tex").read_text())) == len(markdown_tables(path.read_text())), \
-            path
+        latex = path.parent / ("ceiling.tex" if path.name == "ceiling.md" else "tables.tex")
+        assert latex.is_file(), path
+        # one table (a float, or the parts of a wide one) for each table the Markdown shows
+        labels = re.findall(r"\\label\{(tab:.*?)(?:-\d+)?\}", latex.read_text())
+        assert len(set(labels)) == len(markdown_tables(path.read_text())), path
 
 
 def _effect(cell: str) -> float:

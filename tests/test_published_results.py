@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import REPO, copy_repository_files
 
-# every test here runs vramlab or Snakemake in a child process: seconds each (README, "Run the tests")
+# every test here runs vramlab or Snakemake in a child process: seconds each (docs/reproducing.md, the test suite)
 pytestmark = pytest.mark.slow
 
 TEMPLATE = """fixed: {{model: "arch:tiny-llama", device: cpu, steps: 2}}

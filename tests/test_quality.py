@@ -137,7 +137,14 @@ def test_quality_smoke_trains_evaluates_and_reports_on_the_cpu(tmp_path, cache_d
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     quality = pd.read_csv(tmp_path / "reports" / "quality-smoke" / "quality.csv", dtype={"cell_id": str})
     scored = quality[quality["status"] == "ok"]
-    assert set(scored["task"]) == {"workload_bpb", "text_en"} and len(scored["cell_id"].unique()) == 2
+    assert set(scored["task"]) == {"workload_bpb", "workload_recall_fixed", "text_en"}
+    assert len(scored["cell_id"].unique()) == 2
+    items = pd.read_csv(tmp_path / "reports" / "quality-smoke" / "items.csv", dtype={"cell_id": str})
+    recall = items[items["task"] == "workload_recall_fixed"]
+    # every item of the shared condition keeps its whole preceding text, its first line and both scores
+    assert len(recall) and recall["in_context"].all() and "answer" in recall.columns
+    assert set(recall["recall"].dropna()) <= {0.0, 1.0} and set(recall["exact_match"].dropna()) <= {0.0, 1.0}
+    assert (recall["recall"] >= recall["exact_match"]).all()  # an exact answer also holds the answer
     assert scored["partial"].all() and scored["baseline"].notna().all() and scored["stderr"].notna().all()
     skipped = quality[quality["status"] == "skipped"]
     assert len(skipped) == 2  # hellaswag, for both cells (a misspelled task is refused at validation)

@@ -96,9 +96,9 @@ def test_a_result_from_a_newer_vramlab_is_kept_and_refused(tmp_path):
     copy_repository_files(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
     newer = tmp_path / "results" / "smoke" / "d9946bcf27e9.json"
     data = json.loads(newer.read_text())
-    newer.write_text(json.dumps({**data, "schema_version": 3}))
+    newer.write_text(json.dumps({**data, "schema_version": 4}))
     before = files_in(tmp_path)
-    expected = "written by a newer vramlab (schema 3; this one reads up to 2): upgrade"
+    expected = "written by a newer vramlab (schema 4; this one reads up to 3): upgrade"
     one_line(vramlab("run-cell", "--matrix", "smoke", "--cell", "d9946bcf27e9", "--results-dir",
                        str(tmp_path / "results"), "--out", str(newer)), expected)
     for dry in (["-n"], []):
@@ -231,7 +231,8 @@ def test_a_result_whose_input_changed_since_is_superseded(tmp_path, status, chan
 @pytest.mark.parametrize(("damage", "expected"), [("marker", "is damaged (not a matrix path)"),
                                                   ("folder", "is a file, not a folder")])
 def test_a_damaged_owner_file_or_a_file_for_the_results_folder_is_one_line(tmp_path, damage, expected):
-    from harness.spec.matrix import MatrixError, claim_results_folder
+    from harness.spec.matrix import MatrixError
+    from harness.spec.owners import claim_results_folder
 
     if damage == "marker":
         (tmp_path / "base").mkdir()
@@ -326,7 +327,7 @@ def test_an_unknown_schema_version_keeps_the_newer_vramlab_hint(tmp_path, capsys
     path = tmp_path / "odd.json"
     path.write_text(json.dumps({"schema_version": "x"}))
     assert cli.main(["check", str(path)]) != 0
-    assert "schema_version: 'x' is not one this vramlab reads (1 or 2); a newer vramlab wrote it?" in \
+    assert "schema_version: 'x' is not one this vramlab reads (1 to 3); a newer vramlab wrote it?" in \
         capsys.readouterr().err
 
 

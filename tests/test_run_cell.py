@@ -26,7 +26,7 @@ def run_one(tmp_path, cache_dir, cell: str, address_space: int | None = None) ->
 def test_a_cell_trains_and_records_the_contract(tmp_path, cache_dir):
     result = run_one(tmp_path, cache_dir, "{name: plain, context: 64, checkpointing: 'on', adapter: rslora}")
     assert result["status"] == "ok", result.get("traceback") or result["reason"]
-    assert result["schema_version"] == 2 and "quality" not in result  # quality has its own files
+    assert result["schema_version"] == 3 and "quality" not in result  # quality has its own files
     metrics = result["metrics"]
     assert len(metrics["step_seconds"]) == 3 and len(metrics["loss"]) == 3
     assert all(s > 0 for s in metrics["step_seconds"])

@@ -5,7 +5,6 @@ an accounting database, and its results agree with a local run in status and tra
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 
 from harness.report.reproduce import LOSS_TOLERANCE
 from tests.conftest import REPO
-from tests.slurm_cluster import cluster, missing
+from tests.slurm_cluster import cluster, vramlab_env
 
 SMOKE = REPO / "ablations" / "smoke.yaml"
 
@@ -31,10 +30,7 @@ def _results(workdir: Path) -> dict[str, dict]:
 
 @pytest.mark.slow
 def test_the_smoke_matrix_through_the_slurm_profile_agrees_with_a_local_run(tmp_path, cache_dir):
-    reason = missing()
-    if reason:
-        pytest.skip(reason)
-    env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO)}
+    env = vramlab_env(cache_dir)
     local = _snakemake(tmp_path / "local", env, "--cores", "1")
     assert local.returncode == 0, local.stdout[-3000:] + local.stderr[-3000:]
 

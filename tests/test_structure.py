@@ -196,14 +196,15 @@ MAY_IMPORT: dict[str, set[str]] = {
 # modules directly under harness/: the entry points, the package itself (its version), and flops.py, which stays
 # at the path every published methods.md cites for the FLOPs formula
 TOP_LEVEL = {"harness": "core", "harness.flops": "core", "harness.cli": "entry", "harness.commands": "entry",
-             "harness.__main__": "entry", "harness.workflow": "entry"}
+             "harness.__main__": "entry", "harness.workflow": "entry", "harness.api": "entry"}
 # the one import between harness modules inside a function: the command line loads what runs a command once its
 # arguments are read, so that `vramlab --help` stays fast (tests/test_command_line.py times it)
 DEFERRED = {("harness.cli", "harness.commands")}
 # the training stack: imported inside the functions that use it, so that importing any harness module (a
-# warm-start spare importing ahead, `vramlab cells`) never loads it, nor what Unsloth must patch first
+# warm-start spare importing ahead, `vramlab cells`) never loads it, nor what Unsloth must patch first; and the
+# experiment trackers `vramlab export` writes to, optional extras
 HEAVY = ("torch", "transformers", "peft", "trl", "accelerate", "datasets", "bitsandbytes", "liger_kernel",
-         "unsloth", "unsloth_zoo", "lm_eval", "triton", "flash_attn")
+         "unsloth", "unsloth_zoo", "lm_eval", "triton", "flash_attn", "mlflow", "tensorboard", "wandb")
 
 
 @dataclass(frozen=True)

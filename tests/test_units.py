@@ -38,8 +38,8 @@ def test_packing_wraps_around_instead_of_padding():
 def test_vocabulary_keeps_protected_then_most_frequent_then_lowest_ids():
     sequences = [[9, 9, 9, 7, 7, 5, 300]]
     kept = choose_kept(sequences, vocab_size=400, target=5, protected={0, 1})
-    assert kept == [0, 1, 5, 7, 9]  # 300 and 5 are tied at one use: the lower id wins
-    assert choose_kept([[3]], vocab_size=10, target=4, protected={9}) == [0, 1, 3, 9]
+    assert kept.ids == [0, 1, 5, 7, 9]  # 300 and 5 are tied at one use: the lower id wins
+    assert choose_kept([[3]], vocab_size=10, target=4, protected={9}).ids == [0, 1, 3, 9]
     with pytest.raises(ValueError, match="smaller than the 3 special"):
         choose_kept([[1]], vocab_size=10, target=2, protected={1, 2, 3})
 

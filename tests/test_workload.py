@@ -356,8 +356,18 @@ def test_recall_items_separate_truncated_away_from_not_recalled(words: WordToken
         assert item["in_context"] == (item["answer"] in context)
         assert item["introduced_in"] <= item["last_mentioned_in"] < item["target_section"]
     assert not all(item["in_context"] for item in items)
-    with pytest.raises(DoesNotFit):
-        recall_items(corpus, words.encode, words.decode, 1500, "none", 0.5)
+    # 'none' cuts nothing: it asks only about targets whose whole preceding text fits, every answer there
+    untruncated = recall_items(corpus, words.encode, words.decode, 1500, "none", 0.5, answer_tokens=16)
+    assert untruncated and all(item["in_context"] and item["intro_kept"] for item in untruncated)
+    assert all(item["prompt_tokens"] <= 1500 - 16 for item in untruncated)
+    assert max(item["target_section"] for item in untruncated) < max(item["target_section"] for item in whole)
+
+
+def test_section_items_under_none_keep_the_whole_preceding_text(words: WordTokenizer):
+    corpus = generate_corpus(13, 2, 8000, 9000)
+    items = section_items(corpus, words.encode, words.decode, 4000, "none", 0.5)
+    assert items and all(item["sections_dropped"] == 0 and not item["target_cut"] for item in items)
+    assert all(len(words.encode(item["context"] + item["continuation"])) <= 4000 for item in items)
 
 
 def test_section_items_fit_the_context_and_say_when_the_target_is_cut(words: WordTokenizer):

@@ -3,6 +3,7 @@ models built or converted once, bytecode, warm-start spares, lm-eval's task inde
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -31,3 +32,17 @@ def check_cache_usable() -> Path:
         raise UsageError(f"{named}: {where} cannot be written ({err.strerror}); give a folder that can be, with "
                          "room for the models it keeps") from None
     return folder
+
+
+def folder_fingerprint(folder: Path) -> str | None:
+    """What a folder of the cache holds, cheaply: the names, sizes and times of its files (weights are gigabytes);
+    None where it is not there. A folder built again, or mended, has another."""
+    digest, found = hashlib.sha256(), False
+    try:
+        for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+            stat = path.stat()
+            digest.update(f"{path.relative_to(folder)}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+            found = True
+    except OSError:
+        return None
+    return digest.hexdigest() if found else None

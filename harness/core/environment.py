@@ -42,7 +42,9 @@ def _cpu_name() -> str:
 def _git() -> dict[str, Any]:
     if os.environ.get("VRAMLAB_GIT_COMMIT"):
         # a copy of the tree without .git (a remote GPU machine): the launcher says which commit it is
-        return {"commit": os.environ["VRAMLAB_GIT_COMMIT"], "dirty": None, "source": "VRAMLAB_GIT_COMMIT"}
+        dirty = os.environ.get("VRAMLAB_GIT_DIRTY", "").strip()
+        return {"commit": os.environ["VRAMLAB_GIT_COMMIT"], "dirty": {"0": False, "1": True}.get(dirty),
+                "source": "VRAMLAB_GIT_COMMIT"}
     def git(*args: str) -> str | None:
         try:
             out = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, timeout=10)
@@ -53,6 +55,12 @@ def _git() -> dict[str, Any]:
     # results and reports are outputs: rewriting them while a matrix runs does not make the code dirty
     status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!results", ":!reports")
     return {"commit": git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}
+
+
+def git_state() -> dict[str, Any]:
+    """The commit the code is at and whether its tree differs from it (results and reports aside), as results
+    record it."""
+    return _git()
 
 
 def collect(driver: str | None = None) -> dict[str, Any]:

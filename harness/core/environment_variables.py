@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from harness.core.errors import UsageError
+from harness.core.path_problems import published_folder
 from harness.core.suggest import did_you_mean
 
 MAX_CELLS = "VRAMLAB_MAX_CELLS"
@@ -24,7 +25,7 @@ SWITCHES = ("VRAMLAB_EMULATE_CARD", "VRAMLAB_GC_FREEZE", "VRAMLAB_BYTECODE_CACHE
 DEVICES = "VRAMLAB_DEVICES"
 # read where they are used: a cell's time limit (harness/process/supervisor.py), the commit a result records where
 # the checkout is no git repository (harness/core/environment.py)
-READ_ELSEWHERE = ("VRAMLAB_TIME_LIMIT", "VRAMLAB_GIT_COMMIT")
+READ_ELSEWHERE = ("VRAMLAB_TIME_LIMIT", "VRAMLAB_GIT_COMMIT", "VRAMLAB_GIT_DIRTY")
 # set by vramlab for its own processes (harness/run/worker_status.py, harness/run/memory_history.py), or by the tests
 # (a worker's fault, warm starts on the CPU) and benchmarks/cell_time_run.py (its stream's number); nobody sets them
 # by hand, but a process started with them set is vramlab's own
@@ -162,7 +163,12 @@ def leases_folder() -> Path | None:
 
 
 def cache_folder() -> Path:
-    return folder(CACHE, Path.home() / ".cache" / "vramlab", must_exist=False) or Path()
+    path = folder(CACHE, Path.home() / ".cache" / "vramlab", must_exist=False) or Path()
+    published = published_folder(path)
+    if published is not None:  # models and bytecode among published files: `vramlab check` fails, git shows them
+        raise UsageError(f"{CACHE}={str(path)[:200]} lies in {published}/, a folder of published results or reports; "
+                         "give a cache folder outside it")
+    return path
 
 
 def ablations_folder() -> Path | None:
@@ -183,6 +189,7 @@ def check_all() -> None:
         switch(name)
     devices()
     git_commit()
+    git_dirty()
 
 
 def git_commit() -> str | None:
@@ -193,3 +200,14 @@ def git_commit() -> str | None:
         raise UsageError(f"VRAMLAB_GIT_COMMIT={text[:80]!r} is no commit id (7 to 40 hex digits, as `git rev-parse "
                          "HEAD` prints); it would be recorded as the results' commit")
     return text.strip().lower() if text else None
+
+
+def git_dirty() -> bool | None:
+    """Whether the copy that VRAMLAB_GIT_COMMIT names differs from that commit (results and reports aside), as the
+    launcher, which has the repository, found it: 0 or 1; None (unknown) where it does not say."""
+    text = os.environ.get("VRAMLAB_GIT_DIRTY")
+    if text is None:
+        return None
+    if text.strip() not in ("0", "1"):
+        raise UsageError(f"VRAMLAB_GIT_DIRTY={text[:80]!r} is neither 0 (the copy is the commit) nor 1 (it differs)")
+    return text.strip() == "1"

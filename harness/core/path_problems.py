@@ -16,6 +16,27 @@ REMEDY = {errno.ENOSPC: "free some space there or give a folder on another file 
           errno.EROFS: "give a folder on a file system that can be written"}
 
 
+def too_long(path: Path, room: int = 0) -> str | None:
+    """What makes `path` longer than the file system takes (a folder or file name, or the whole path with `room`
+    bytes left for the files a command makes under it), in words, or None: the operating system's "File name too
+    long" would name neither which part nor the limit."""
+    limits = {}
+    for name, default in (("PC_NAME_MAX", 255), ("PC_PATH_MAX", 4096)):
+        try:
+            limits[name] = os.pathconf(nearest_existing(Path(path).absolute()), name)
+        except (OSError, ValueError):
+            limits[name] = default
+    for part in Path(path).parts:
+        if len(os.fsencode(part)) > limits["PC_NAME_MAX"]:
+            return (f"the name {part[:40]}... is {len(os.fsencode(part))} bytes, and a file or folder name may have at "
+                    f"most {limits['PC_NAME_MAX']} here")
+    size = len(os.fsencode(str(Path(path).absolute())))
+    if size + room >= limits["PC_PATH_MAX"]:
+        return (f"the path is {size:,} bytes long, and a path may have at most {limits['PC_PATH_MAX'] - 1:,} here"
+                + (f", the {room} of the files under it included" if room else ""))
+    return None
+
+
 def file_in_the_way(path: Path) -> Path | None:
     """The first of `path`'s folders that is a file (so nothing can be created under it), or None."""
     for parent in reversed(Path(path).parents):
@@ -63,6 +84,23 @@ def unwritable(path: Path) -> Path | None:
     refused only where a file system is read-only."""
     here = nearest_existing(path)
     return None if os.access(here, os.W_OK | os.X_OK) else here
+
+
+# what a results or reports folder leaves for the paths under it (<matrix>/evaluations/<cell id>/<task>.json)
+FOLDER_ROOM = 256
+# the folders of a checkout (a folder with an ablations/) whose every folder holds one matrix's results or reports
+PUBLISHED_PARENTS = ("results", "reports")
+
+
+def published_folder(path: Path) -> Path | None:
+    """The folder of published results or reports `path` lies in (or is): an existing <checkout>/results/<name>/ or
+    <checkout>/reports/<name>/, a checkout being a folder with an ablations/ folder; or None. A cache, a log or the
+    output of another run there would be taken for the published files, and git would show it among them."""
+    resolved = Path(path).resolve()
+    for above in [resolved, *resolved.parents]:
+        if above.parent.name in PUBLISHED_PARENTS and (above.parent.parent / "ablations").is_dir() and above.is_dir():
+            return above
+    return None
 
 
 def explain_os_error(err: OSError) -> str:

@@ -7,7 +7,9 @@ import hashlib
 import importlib
 import inspect
 import random
-from dataclasses import dataclass
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,9 @@ import numpy as np
 
 from harness.core.path_problems import not_a_regular_file
 from harness.core.setting import Setting
-from harness.data.workload import chat_example, generate_corpus, training_examples
+from harness.data.workload import DoesNotFit, chat_example, generate_corpus, training_examples
+from harness.data.workload.documents import SECTION_SEPARATOR
+from harness.data.workload.spelling import Spell, counted
 from harness.data.workload.truncation import POLICIES as TRUNCATION_POLICIES
 from harness.data.workload.userdata import DataError, looked_at, read_chat_jsonl, read_text_folder
 
@@ -139,6 +143,8 @@ class TrainingData:
     fingerprint: str  # sha256 of the token ids, so two cells can be shown to have seen the same data
     detail: dict[str, Any]
     completion_masks: list[list[int]] | None = None  # 1 where the loss counts, when only completions train
+    # the document workloads' encoder, which keeps what it read: a sliced vocabulary reads the documents again
+    encode: Any = field(default=None, repr=False, compare=False)
 
     @property
     def mean_length(self) -> int:
@@ -225,7 +231,30 @@ def build_for(settings: dict[str, Any], tokenizer: Any, vocab_size: int, random_
     return _from_workload(kind, settings, tokenizer, count)
 
 
-def build(kind: str, tokenizer: Any, vocab_size: int, context: int, count: int, seed: int) -> TrainingData:
+def spelled(training: TrainingData, settings: dict[str, Any], tokenizer: Any, vocab_size: int,
+            spell: Spell) -> TrainingData:
+    """The cell's training data made again in a sliced model's own tokens (`spell`), spelled before it is fitted to
+    the context: the truncation policy shares out the context in the tokens the model reads, a target or an
+    assistant turn is never cut (one that alone is too long is passed over and counted), and a packed corpus is
+    packed again. Its detail adds the tokenizer's tokens it holds and how many of them fell outside the kept set."""
+    count = sequences_needed(settings)
+    if training.kind in ("stdlib-docs", "zipf"):
+        return build(training.kind, tokenizer, vocab_size, settings["context"], count, settings["seed"], spell)
+    return _from_workload(settings["data"], settings, tokenizer, count, spell, training.encode)
+
+
+def training_text(training: TrainingData, settings: dict[str, Any], tokenizer: Any) -> list[Sequence[int]]:
+    """The tokenizer's ids of the text the cell's sequences are cut from: every section of every training document
+    and the separator between them for the document workloads (whatever part of them a seed's sequences hold), the
+    sequences themselves for chat and packed data. A model that keeps every token of it trains without spelling."""
+    if training.kind not in ("grant-reports", "text"):
+        return list(training.sequences)
+    encode = training.encode or encoder(tokenizer)
+    return [encode(SECTION_SEPARATOR), *(encode(s.text) for d in training_documents(settings) for s in d.sections)]
+
+
+def build(kind: str, tokenizer: Any, vocab_size: int, context: int, count: int, seed: int,
+          spell: Spell | None = None) -> TrainingData:
     if kind == "stdlib-docs":
         eos = tokenizer.eos_token_id
         stream: list[int] = []
@@ -233,18 +262,24 @@ def build(kind: str, tokenizer: Any, vocab_size: int, context: int, count: int, 
             stream.extend(tokenizer(doc, add_special_tokens=False)["input_ids"])
             if eos is not None:
                 stream.append(eos)
-        sequences = _pack(stream, context, count)
-        detail = {"corpus_tokens": len(stream), "documents": len(STDLIB_MODULES)}
+        detail: dict[str, Any] = {"corpus_tokens": len(stream), "documents": len(STDLIB_MODULES)}
     elif kind == "zipf":
         rng = np.random.default_rng(seed)
         ranks = np.arange(1, vocab_size + 1, dtype=np.float64)
         weights = 1.0 / (ranks + 2.7) ** 1.07  # Zipf-Mandelbrot, close to natural-language counts
         ids_by_rank = rng.permutation(vocab_size)
         drawn = rng.choice(vocab_size, size=(count, context), p=weights / weights.sum())
-        sequences = ids_by_rank[drawn].tolist()
+        stream = ids_by_rank[drawn].ravel().tolist()  # packs back into the rows drawn
         detail = {"zipf_exponent": 1.07, "zipf_offset": 2.7}
     else:
         raise ValueError(f"unknown data kind {kind!r}")
+    if spell is None:
+        sequences = _pack(stream, context, count)
+    else:
+        stream, marks = spell(stream)
+        sequences = _pack(stream, context, count)
+        counts = [counted(bytes(m)) for m in _pack(list(marks), context, count)]
+        detail |= {"text_tokens": sum(c[0] for c in counts), "outside_tokens": sum(c[1] for c in counts)}
     return TrainingData(sequences, kind, fingerprint(sequences), detail)
 
 
@@ -254,8 +289,14 @@ TRAINING_CORPUS_SEED = 0  # the training documents; evaluation draws its held-ou
 
 
 def encoder(tokenizer: Any):
-    def encode(text: str) -> list[int]:
-        return tokenizer(text, add_special_tokens=False)["input_ids"]
+    """The tokenizer's ids of a text, each text encoded once (as 8-byte arrays): a cell that slices its vocabulary
+    reads its documents again, to count their tokens and to spell them."""
+    seen: dict[str, array[int]] = {}
+
+    def encode(text: str) -> array[int]:
+        if text not in seen:
+            seen[text] = array("q", tokenizer(text, add_special_tokens=False)["input_ids"])
+        return seen[text]
 
     return encode
 
@@ -268,28 +309,49 @@ def training_documents(settings: dict[str, Any]) -> list[Any]:
     return read_text_folder(Path(kind[len("text:"):]).expanduser())
 
 
-def _from_workload(kind: str, settings: dict[str, Any], tokenizer: Any, count: int) -> TrainingData:
+def _from_workload(kind: str, settings: dict[str, Any], tokenizer: Any, count: int, spell: Spell | None = None,
+                   encode: Any = None) -> TrainingData:
     if kind.startswith("chat:"):
-        return _chat(Path(kind[len("chat:"):]).expanduser(), settings, tokenizer, count)
+        return _chat(Path(kind[len("chat:"):]).expanduser(), settings, tokenizer, count, spell)
     documents = training_documents(settings)
-    training = training_examples(documents, encoder(tokenizer), settings["context"], settings["truncation"],
-                                 settings["truncation_decay"], count, settings["seed"])
+    encode = encode or encoder(tokenizer)
+    training = training_examples(documents, encode, settings["context"], settings["truncation"],
+                                 settings["truncation_decay"], count, settings["seed"], spell)
     sequences = [list(e.input_ids) for e in training.examples]
     masks = [list(e.completion_mask) for e in training.examples] if settings["completion_only"] == "on" else None
     detail = {"documents": len(documents), "truncation": settings["truncation"],
               "truncation_decay": settings["truncation_decay"], **training.stats.as_dict()}
     return TrainingData(sequences, "grant-reports" if kind == "grant-reports" else "text", fingerprint(sequences),
-                        detail, masks)
+                        detail, masks, encode=encode if spell is None else None)
 
 
-def _chat(path: Path, settings: dict[str, Any], tokenizer: Any, count: int) -> TrainingData:
+def _chat(path: Path, settings: dict[str, Any], tokenizer: Any, count: int, spell: Spell | None = None) -> TrainingData:
+    """Conversations in a seeded order, cycling; spelled (a sliced vocabulary), one whose last turn alone is too
+    long is passed over for the next, and counted."""
     conversations = read_chat_jsonl(path)
     order = list(range(len(conversations)))
     random.Random(settings["seed"]).shuffle(order)
-    examples = [chat_example(tokenizer, conversations[order[i % len(order)]], settings["context"])
-                for i in range(count)]
+    examples: list[Any] = []
+    skipped: dict[int, int] = {}  # conversation -> the tokens it needs
+    turn = 0
+    while len(examples) < count:
+        chosen = order[turn % len(order)]
+        turn += 1
+        try:
+            examples.append(chat_example(tokenizer, conversations[chosen], settings["context"], spell))
+        except DoesNotFit as error:
+            if spell is None:
+                raise
+            skipped[chosen] = error.needed
+            if len(skipped) == len(order):
+                raise DoesNotFit(min(skipped.values()), settings["context"],
+                                 "no conversation fits the context once spelled") from None
     sequences = [list(e.input_ids) for e in examples]
     masks = [list(e.completion_mask) for e in examples] if settings["completion_only"] == "on" else None
-    detail = {"conversations": len(conversations), "file": path.name,
-              "cut_to_fit": sum(bool(e.notes) for e in examples)}
+    detail: dict[str, Any] = {"conversations": len(conversations), "file": path.name,
+                              "cut_to_fit": sum(bool(e.notes) for e in examples)}
+    if spell is not None:
+        counts = [counted(e.marks) for e in examples]
+        detail |= {"targets_skipped": len(skipped), "text_tokens": sum(c[0] for c in counts),
+                   "outside_tokens": sum(c[1] for c in counts)}
     return TrainingData(sequences, "chat", fingerprint(sequences), detail, masks)

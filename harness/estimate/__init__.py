@@ -19,7 +19,7 @@ def estimate_cell(settings: dict[str, Any]) -> Estimate:
     # a result written before a setting existed ran at that setting's default
     settings = {**defaults(), **settings}
     # a hub id not on this machine tells nothing: the estimate says so, as for a source without shapes
-    return estimate(settings, facts(settings["model"]) or ModelFacts(None, None, None))
+    return estimate(settings, facts(settings["model"], settings["revision"]) or ModelFacts(None, None, None))
 
 
 def predicted_not_to_fit(settings: dict[str, Any]) -> str | None:

@@ -27,6 +27,13 @@ def check_estimate_arguments(chart: str | None, calibrate: list[str] | None, pai
         if not Path(folder).is_dir():
             raise UsageError(f"--calibrate {folder}: {'is a file' if Path(folder).exists() else 'does not exist'}; "
                              "give results folders (e.g. results/seed-16gb)")
+    seen: dict[Path, str] = {}
+    for folder in calibrate or ():  # one folder named twice (or by two paths) would count each of its cells twice
+        same = seen.setdefault(Path(folder).resolve(), folder)
+        if same != folder or list(calibrate or ()).count(folder) > 1:
+            also = "" if same == folder else f" (as {same})"
+            raise UsageError(f"--calibrate {folder}: given more than once{also}, so each of its cells would be counted "
+                             "twice; give each results folder once")
     keys = [pair.partition("=")[0].strip() for pair in pairs or ()]
     twice = sorted({k for k in keys if keys.count(k) > 1})
     if twice:

@@ -93,7 +93,13 @@ def decoder_weight_bytes(m: ModelFacts, quantization: str) -> tuple[float, float
 
 
 def vocabulary_rows(m: ModelFacts, settings: dict[str, Any]) -> int:
-    return m.vocab_size if settings["vocabulary"] == "native" else settings["vocabulary"]
+    """The rows kept; `counted` keeps as many as its text holds, known only once it is tokenized: the native
+    size bounds it from above."""
+    if isinstance(settings["vocabulary"], int):
+        return settings["vocabulary"]
+    if m.vocab_size is None:
+        raise ValueError("the model's vocabulary size is not known, so its embedding and head cannot be sized")
+    return m.vocab_size
 
 
 def embedding_bytes(m: ModelFacts, settings: dict[str, Any]) -> float:

@@ -16,12 +16,16 @@ from typing import Any
 
 from harness import results
 from harness.core import environment
+from harness.core.atomic_files import write_text_atomic
+from harness.core.budget import Budget
+from harness.core.device_cap import start_capped
 from harness.core.errors import UsageError
 from harness.core.runtime import Runtime
 from harness.core.suggest import did_you_mean
 from harness.data.workload import DoesNotFit
 from harness.evaluation.lm import cell_lm
 from harness.evaluation.spread import items_from, scores_from
+from harness.evaluation.task_metadata import task_metadata
 from harness.results import EvaluationResult, EvaluationStatus, Score, Status
 from harness.results.adapter_files import adapter_problem
 from harness.results.existing import review_evaluation
@@ -31,7 +35,7 @@ from harness.stack.contract import LoadRequest, Plan
 from harness.stack.models import sources
 from harness.stack.techniques.vocabulary import Vocabulary
 from harness.stack.token_map import TokenMap
-from harness.tasks.catalog import PROJECT_TASKS, TaskContext, write_records
+from harness.tasks.catalog import PROJECT_TASKS, write_records
 from harness.tasks.plan import EvaluationPlan
 
 log = logging.getLogger("vramlab")
@@ -122,7 +126,7 @@ def _parameters(task: str, settings: dict[str, Any], plan: EvaluationPlan) -> di
     """A project task's parameters (what its data depends on), known without loading the model; None for an
     lm-eval task, whose data lm-eval owns."""
     definition = PROJECT_TASKS.get(task)
-    return definition.parameters(TaskContext(settings, None, plan)) if definition else None
+    return definition.parameters(definition.context(settings, plan)) if definition else None
 
 
 def _no_model_reason(trained: Any, results_dir: Path) -> str | None:
@@ -146,27 +150,36 @@ class Session:
         self.cell, self.trained, self.plan, self.results_dir = cell, trained, plan, results_dir
         self.settings = cell.settings
         self.scratch = tempfile.TemporaryDirectory(prefix="vramlab-eval-")
+        self.budget = _held_to_budget(trained.config)
         self.model, self.tokenizer, self.token_map, self.runtime = _load(trained, results_dir)
         self.env = environment.collect()
         from lm_eval import __version__ as lm_eval_version
 
         self.lm_eval_version = lm_eval_version
-        self.lm = cell_lm(self.model, self.tokenizer, max_length=self.settings["context"],
-                          batch_size=plan.batch_size, token_map=self.token_map)
+        # the longest prompt any task builds: the cell's own context, or the shared condition's
+        longest = max(self.settings["context"], plan.fixed.get("context", 0))
+        self.lm = cell_lm(self.model, self.tokenizer, max_length=longest, batch_size=plan.batch_size,
+                          token_map=self.token_map)
 
     def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.scratch.cleanup()
+        if self.budget is not None:
+            self.budget.release()
 
     def evaluate(self, task: str) -> EvaluationResult:
         started = time.perf_counter()
+        _reset_peaks(self.budget)
         try:
             outcome = self._project_task(task) if task in PROJECT_TASKS else self._lm_eval_task(task)
         except Exception as err:
             if isinstance(err, DoesNotFit):
                 return _result(self.cell, task, EvaluationStatus.skipped, f"does not fit: {err}")
+            if _is_oom(err):  # a result to record: the task does not fit the cell's budget
+                return _result(self.cell, task, EvaluationStatus.oom, str(err).strip().splitlines()[0][:500],
+                               memory=_peaks(self.budget), environment=self.env)
             return _result(self.cell, task, EvaluationStatus.error, f"{type(err).__name__}: {err}"[:500],
                            traceback=traceback.format_exc(), environment=self.env)
         if isinstance(outcome, EvaluationResult):
@@ -175,8 +188,8 @@ class Session:
         return _result(self.cell, task, EvaluationStatus.ok, scores=scores, baseline=baseline, items=items,
                        baseline_items=baseline_items,
                        task_config=task_config, adapter_sha256=self.trained.adapter.sha256, limit=self.plan.limit,
-                       seconds=time.perf_counter() - started, lm_eval_version=self.lm_eval_version,
-                       environment=self.env)
+                       seconds=time.perf_counter() - started, memory=_peaks(self.budget),
+                       lm_eval_version=self.lm_eval_version, environment=self.env)
 
     def _run(self, config: Any, item_fields: ItemFields = ((), ())) -> tuple[Scored, Scored | tuple[None, None]]:
         """Scores (and items) with the adapter, and with it disabled (from the baseline cache when it is there)."""
@@ -189,7 +202,8 @@ class Session:
         from lm_eval import simple_evaluate
 
         output = simple_evaluate(model=self.lm, tasks=[config], limit=self.plan.limit, log_samples=True,
-                                 bootstrap_iters=0, random_seed=0, numpy_random_seed=0, torch_random_seed=0)
+                                 bootstrap_iters=0, random_seed=0, numpy_random_seed=0, torch_random_seed=0,
+                                 metadata=task_metadata(self.settings["context"], self.tokenizer))
         name = config["task"] if isinstance(config, dict) else config
         key, fields = item_fields
         return scores_from(output, name), (items_from(output, name, fields, key) if key else None)
@@ -204,13 +218,11 @@ class Session:
                 return [Score.model_validate(s) for s in cached["scores"]], cached.get("items")
         with self.model.disable_adapter():
             scores, items = self._scores(config, item_fields)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
         cache = {"key": key, "scores": [s.model_dump(mode="json") for s in scores]}
         if items is not None:
             cache["items"] = items
-        tmp.write_text(json.dumps(cache, indent=1))
-        tmp.replace(path)
+        # sibling cells share a key: each writes its own temporary file, and the last rename wins whole
+        write_text_atomic(path, json.dumps(cache, indent=1))
         return scores, items
 
     def _baseline_key(self, config: Any) -> str:
@@ -220,16 +232,19 @@ class Session:
         data = config if isinstance(config, str) else {k: v for k, v in config.items() if k != "dataset_kwargs"}
         data_file = None if isinstance(config, str) else config["dataset_kwargs"]["data_files"]["test"]
         digest = hashlib.sha256(Path(data_file).read_bytes()).hexdigest() if data_file else None
-        key = {"model": model, "quantization": self.settings["quantization"],
+        recorded = self.trained.fingerprint  # the tokenizer and kept set as built, where the cell recorded them
+        behaviour = None if recorded is None else \
+            {k: getattr(recorded, k) for k in ("model", "tokenizer", "kept_tokens")}
+        key = {"model": model, "fingerprint": behaviour, "quantization": self.settings["quantization"],
                "vocabulary": self.token_map.to_json() if self.token_map else None,
                "runtime": [self.runtime.device, self.runtime.dtype_name], "task": json.dumps(data, default=str),
-               "data": digest, "limit": self.plan.limit, "context": self.settings["context"],
+               "data": digest, "limit": self.plan.limit, "context": self.lm.max_length,
                "lm_eval": self.lm_eval_version}
         return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def _project_task(self, task: str) -> Any:
         definition = PROJECT_TASKS[task]
-        ctx = TaskContext(self.settings, self.tokenizer, self.plan)
+        ctx = definition.context(self.settings, self.plan, self.tokenizer)
         records = definition.records(ctx)
         if not records:
             return _result(self.cell, task, EvaluationStatus.skipped, "the task produced no examples here")
@@ -281,6 +296,41 @@ def _is_missing_data(err: BaseException) -> bool:
     return isinstance(err, FileNotFoundError | ConnectionError) or any(m in text for m in markers)
 
 
+def _held_to_budget(settings: dict[str, Any]) -> Budget | None:
+    """On a GPU, the cell's own budget applied to this process, as training applied it (None on a CPU)."""
+    if not Runtime.resolve(settings).cuda:
+        return None
+    _, budget, outside = start_capped(settings)
+    budget.apply(outside_bytes=outside)
+    return budget
+
+
+def _reset_peaks(budget: Budget | None) -> None:
+    if budget is not None:
+        import torch
+
+        torch.cuda.reset_peak_memory_stats()
+
+
+def _peaks(budget: Budget | None) -> dict[str, int | None] | None:
+    """The task's allocator peaks; its device peak is the reserved peak plus what lies outside the allocator."""
+    if budget is None:
+        return None
+    import torch
+
+    reserved = torch.cuda.max_memory_reserved()
+    return {"peak_allocated_bytes": torch.cuda.max_memory_allocated(), "peak_reserved_bytes": reserved,
+            "outside_allocator_bytes": budget.outside_allocator_bytes,
+            "peak_device_bytes": reserved + budget.outside_allocator_bytes,
+            "allocator_cap_bytes": budget.allocator_cap_bytes, "budget_bytes": budget.limit_bytes}
+
+
+def _is_oom(err: BaseException) -> bool:
+    import torch
+
+    return isinstance(err, torch.OutOfMemoryError)
+
+
 def _load(trained: Any, results_dir: Path) -> tuple[Any, Any, Any, Any]:
     """The base model as the cell trained it, its tokenizer, the cell's vocabulary map, with the adapter."""
     settings = trained.config
@@ -291,7 +341,8 @@ def _load(trained: Any, results_dir: Path) -> tuple[Any, Any, Any, Any]:
     plan = Plan(settings=settings, runtime=runtime, backend=backend,
                 load=LoadRequest(quantization=settings["quantization"], attention=attention,
                                  max_seq_length=settings["context"]))
-    resolved = sources.resolve_outside(settings["model"], seed=settings["seed"])
+    resolved = sources.resolve_outside(settings["model"], seed=settings["seed"],
+                                       revision=settings.get("revision", sources.UNPINNED))
     model, tokenizer = backend.load(resolved.path, plan)
     folder = results.adapter_folder(results_dir, trained.matrix, trained.cell_id)
     token_map = None

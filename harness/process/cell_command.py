@@ -20,6 +20,7 @@ from harness.core.path_problems import file_in_the_way
 from harness.core.progress import StepLine, matrix_standing
 from harness.process import warm_start
 from harness.process.device_lease import cell_lease, slots_wanted
+from harness.process.job_clock import within_job
 from harness.process.supervisor import supervise, time_limit
 from harness.results import ResultFileError, Status, read
 from harness.results.existing import Redo, replaced, review_cell
@@ -33,11 +34,11 @@ from harness.spec.matrix import (
     available_matrices,
     expand,
     foreign_folder,
-    matrix_identity,
     matrix_path,
     results_folder_owner,
     source_folder_problem,
 )
+from harness.spec.owners import owner_file, owner_problem, same_file
 from harness.stack.backends import name_for
 from harness.stack.techniques import needs_cuda
 
@@ -57,11 +58,16 @@ def _out_problem(cell: Cell, out: Path, matrix: str, out_given: bool) -> str | N
     damaged result and set aside, or written over; in no folder another matrix owns (its .matrix file), nor one
     named after another matrix (outside a results folder, where no .matrix says whose it is)."""
     folder, owner = _owner_above(out)
-    if owner is not None and owner != matrix_identity(matrix_path(matrix)):
+    if owner is not None and not _owned_by(folder, owner, matrix):
         if not out_given:  # the results folder the matrix's name gives: the file is to be renamed, not --out
             return foreign_folder(matrix_path(matrix), folder, owner)
         return (f"--out {out}: {folder}/ holds the results of another matrix ({owner}); "
                 f"give a path in this matrix's folder (e.g. {folder.parent / cell.matrix / out.name})")
+    # a results folder without .matrix is still the checkout's own matrix's, where one has its name
+    taken = None if owner is not None else owner_problem(out.parent.parent, out.parent.name, matrix_path(matrix),
+                                                          "results")
+    if taken:
+        return f"{'--out ' + str(out) + ': ' if out_given else ''}{taken}"
     if owner is None and out.parent.name != cell.matrix and out.parent.name in available_matrices():
         return (f"--out {out}: its folder is named after the matrix {out.parent.name!r}, so it would pass for that "
                 f"matrix's results; give a folder named {cell.matrix} "
@@ -77,6 +83,11 @@ def _out_problem(cell: Cell, out: Path, matrix: str, out_given: bool) -> str | N
     return None
 
 
+def _owned_by(folder: Path | None, owner: str, matrix: str) -> bool:
+    """Whether the matrix file `matrix` names is the one that owns `folder` (owner: what its .matrix says)."""
+    return folder is not None and same_file(owner_file(owner, folder.parent), matrix_path(matrix))
+
+
 def _owner_above(path: Path) -> tuple[Path | None, str | None]:
     """The nearest results folder above `path` that has an owner file (.matrix), and the matrix it names."""
     marker = next((p / ".matrix" for p in [path.parent, *path.parent.parents] if (p / ".matrix").is_file()), None)
@@ -86,7 +97,7 @@ def _owner_above(path: Path) -> tuple[Path | None, str | None]:
 def _log_place_problem(log: Path, matrix: str) -> str | None:
     """A log goes into no results folder another matrix owns (its .matrix file), as a result does not."""
     folder, owner = _owner_above(log)
-    if owner is not None and owner != matrix_identity(matrix_path(matrix)):
+    if owner is not None and not _owned_by(folder, owner, matrix):
         return f"--log {log}: {folder}/ holds the results of another matrix ({owner}); give a log path elsewhere"
     taken = source_folder_problem(log)
     if taken:
@@ -148,9 +159,9 @@ def run_cell(args: argparse.Namespace) -> int:
         problem = problem or (f"--out {args.out} is not under --results-dir {args.results_dir}: --out names the "
                               "result file, --results-dir the folder its default path is under; give one")
     try:
-        limit = time_limit(cell.settings, args.time_limit)
+        limit, shortened = within_job(time_limit(cell.settings, args.time_limit))
     except SupervisorError as err:
-        problem = problem or str(err)
+        problem, shortened = problem or str(err), None
     try:
         slots_wanted(args.device_slots)
     except ValueError as err:
@@ -165,6 +176,8 @@ def run_cell(args: argparse.Namespace) -> int:
     if args.keep_adapter and random_weights(cell.settings["model"]):
         print(f"vramlab: note: --keep-adapter keeps no adapter of {cell.name}: its model ({cell.settings['model']}) "
               "has random weights, which are never evaluated", file=sys.stderr)
+    if shortened:
+        print(f"vramlab: cell {cell.name}: {shortened}", file=sys.stderr)
     if getattr(args, "memory_history", None):
         os.environ[MEMORY_HISTORY_ENV] = str(Path(args.memory_history).resolve())  # the worker inherits it
     # not in the spare that took this command, which checks all of the above again itself

@@ -1,6 +1,6 @@
 """A lease per device: a cell holds one while it runs, so that two cells never share a card unless told to.
 
-The supervisor (`vramlab run-cell`) takes a lease on one of the machine's devices (harness/core/devices.py): an fcntl
+The supervisor (`vramlab run-cell`) takes a lease on one of the machine's devices (harness/core/devices.py): a file
 lock per device slot, first slots first. It starts the measuring process on that device alone and hands it the
 lease to record (harness/run/worker_status.py, `recorded_lease`). Why it is so: docs/measurement.md.
 """
@@ -8,7 +8,6 @@ lease to record (harness/run/worker_status.py, `recorded_lease`). Why it is so: 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import socket
@@ -21,6 +20,7 @@ from typing import Any
 
 from harness.core import environment_variables
 from harness.core.devices import Device, machine_devices
+from harness.core.file_locks import try_lock_file
 from harness.core.path_problems import naming
 from harness.run.worker_status import LEASE_ENV
 
@@ -65,11 +65,8 @@ def slots_wanted(given: int | None = None) -> int:
 
 
 def _try_lock(path: Path) -> int | None:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
+    fd = try_lock_file(path)
+    if fd is None:
         return None
     with naming(path):
         os.ftruncate(fd, 0)

@@ -1,5 +1,6 @@
-"""Result files -> tidy tables under reports/<matrix>/: cells.csv, steps.csv, quality.csv, items.csv,
-estimate.csv, environment.csv and design.json. Why it is so: docs/matrix-files.md."""
+"""Result files -> tidy tables under reports/<matrix>/: cells.csv, steps.csv, quality.csv, items.csv, comparisons.csv,
+estimate.csv, environment.csv, design.json and, where `vramlab check --fresh` judged the results, freshness.csv.
+Why it is so: docs/matrix-files.md."""
 
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ from harness.core.atomic_files import write_csv_atomic
 from harness.core.made_folders import make_folders
 from harness.core.path_problems import not_a_regular_file
 from harness.estimate import calibration
+from harness.report.comparisons import comparisons_table
+from harness.report.freshness import freshness_rows, stale_ids, without
 from harness.report.kept import keep_measured
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
 from harness.spec.cells import Cell
 from harness.spec.design import resolve
-from harness.spec.matrix import claim_results_folder, evaluation_plan, expand, load_matrix, matrix_path
+from harness.spec.matrix import comparison_plan, evaluation_plan, expand, load_matrix, matrix_path
+from harness.spec.owners import check_reports_folder, check_results_folder
 from harness.spec.settings import SETTINGS
 
 ESTIMATE_COLUMNS = ["order", "cell_id", "name", "status", "measured_bytes", "predicted_bytes", "error",
@@ -165,18 +169,24 @@ def tables(found: list[tuple[Cell, CellResult | None]]) -> tuple[pd.DataFrame, p
 
 
 def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool = False) -> Path:
-    # the results folder is this matrix file's (its .matrix), as Snakemake and run-cell hold it; never another's:
-    # said before any of its files is looked for, since a missing one would be the other matrix's doing
+    # the results and reports folders are this matrix file's (harness/spec/owners.py), as Snakemake and run-cell hold
+    # them; never another's: said before any file is looked for, since a missing one would be the other's doing
     name = load_matrix(matrix)[0]
-    claim_results_folder(results_dir, name, matrix_path(matrix), write=False)
+    check_results_folder(results_dir, name, matrix_path(matrix))
+    check_reports_folder(reports_dir, name, matrix_path(matrix))
     found = load_results(matrix, results_dir, partial)
     cells, steps = tables(found)
     plan = evaluation_plan(matrix)
     # every file is read before any table is written: a bad one leaves the tables as they were
     quality_rows, items = load_evaluations(found, results_dir, plan.task_names()) if plan.tasks else (None, None)
     quality = pd.DataFrame(quality_rows, columns=QUALITY_COLUMNS) if quality_rows is not None else None
+    # a stale cell's scores are in no comparison: cells.csv keeps its row, the report names it
+    freshness = freshness_rows([(cell.cell_id, cell.name) for cell, _ in found], results_dir / name)
+    quality, items = without(quality, stale_ids(freshness)), without(items, stale_ids(freshness))
     estimate = estimate_rows(found)
     design = resolve(load_matrix(matrix)[1], [cell for cell, _ in found])
+    comparisons = comparisons_table(comparison_plan(matrix), cells, quality, items, design.baseline) \
+        if quality is not None else None
     out = reports_dir / name
     keep_measured(out / "cells.csv", cells, ["cell_id"], "status", "pending", results_dir / name, "cells")
     make_folders(out)
@@ -185,8 +195,13 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     write_csv_atomic(out / "estimate.csv", estimate)
     write_csv_atomic(out / "environment.csv", environment_rows(found))
     design.write(out / "design.json")
+    if freshness is not None:
+        write_csv_atomic(out / "freshness.csv", freshness)
+    else:  # a record since removed (its results measured again): no verdict of it stands
+        (out / "freshness.csv").unlink(missing_ok=True)
     if quality is not None:
         write_csv_atomic(out / "quality.csv", quality)
         if items is not None and len(items):
             write_csv_atomic(out / "items.csv", items)
+        write_csv_atomic(out / "comparisons.csv", comparisons)
     return out / "cells.csv"

@@ -8,6 +8,7 @@ finding, and a skipped or failed cell must stay visible.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -16,14 +17,17 @@ from harness.core.atomic_files import write_text_atomic
 from harness.core.errors import UsageError
 from harness.data.workload import describe
 from harness.estimate import calibration
-from harness.report import charts, methods, methods_latex, tables
+from harness.report import charts, comparisons_table, freshness, methods, methods_latex, tables
 from harness.report import quality as quality_report
+from harness.report.comparison_text import headline
 from harness.report.frames import Frames
 from harness.report.inputs import read_cells, read_design, read_environment, read_estimate, read_steps, table_there
-from harness.report.quality_findings import headline_findings
 from harness.report.stack_versions import versions_line
 from harness.report.summary import summary
+from harness.report.vocabulary_cells import NOT_PUBLISHABLE, publishable, sliced, sliced_table, targets_cut
 from harness.spec.chart_widths import COLUMN_IN, DOUBLE_IN, SMALLEST_PT, chart_files
+from harness.spec.design import ReportDesign
+from harness.spec.groups import group_name
 
 
 def _short(reason: object) -> str:
@@ -46,7 +50,8 @@ def report_tables(frames: Frames) -> list[tables.Table]:
     if design.sweep:
         found.append(tables.sweep_table(frames.points, design, design.throughput_measured, cpu))
     found.append(tables.loss_table(frames.table, frames.drawn))
-    return found
+    vocabulary = sliced_table(frames.cells)
+    return [*found, vocabulary] if vocabulary else found
 
 
 def estimate_tables(estimate: pd.DataFrame | None, matrix: str) -> list[tables.Table]:
@@ -82,13 +87,17 @@ def _estimate_section(estimate: pd.DataFrame | None, matrix: str) -> list[str]:
 
 
 def markdown(frames: Frames, title: str, quality: list[str] | None = None,
-             estimate: pd.DataFrame | None = None, environment: pd.DataFrame | None = None) -> str:
+             estimate: pd.DataFrame | None = None, environment: pd.DataFrame | None = None,
+             opening: list[str] | None = None, paired: pd.DataFrame | None = None,
+             drawn: list[str] | None = None) -> str:
+    """report.md; `opening`: the loud notes above everything (stale results left out, results from more than one
+    commit); `drawn`: the chart files written (a chart split into parts has several at a width)."""
     cells = frames.cells
 
     def listed(column: str) -> str:
         return ", ".join(f"`{v}`" for v in cells[column].dropna().astype(str).unique()) or "–"
 
-    lines = [f"# {title}", "", *summary(frames, quality), "## Setup", "",
+    lines = [f"# {title}", "", *(opening or []), *summary(frames, quality), "## Setup", "",
              f"{len(cells)} cells: " + ", ".join(f"{n} {s}" for s, n in cells["status"].value_counts().items()) + ".",
              f"Device: {listed('device_name')}; torch {listed('torch')}; models {listed('model')}"
              + (f"; budget {frames.budget:.2f} GiB (whole-process device memory)." if frames.budget else "."),
@@ -112,7 +121,8 @@ def markdown(frames: Frames, title: str, quality: list[str] | None = None,
     if (frames.table["n"] > 1).any():
         lines += ["Cells repeated over seeds are one row, under their name without `/seed=N`: the mean, the sample "
                   "standard deviation (sd) and n.", ""]
-    lines += ["## Tables", "", "The same tables for a paper: `tables.tex` (booktabs).", ""]
+    lines += ["## Tables", "", "The same tables for a paper: `tables.tex` (booktabs and siunitx, set at the size they "
+              "print: docs/paper-kit.md).", ""]
     for table in report_tables(frames):
         lines += table.markdown()
     notes = cells[~cells["status"].isin(["ok", "pending"])]
@@ -125,10 +135,11 @@ def markdown(frames: Frames, title: str, quality: list[str] | None = None,
     pending = cells[cells["status"] == "pending"]
     if len(pending):
         lines += [f"Not run yet ({len(pending)}): " + ", ".join(pending["name"]) + ".", ""]
-    sliced = cells[cells["vocabulary_outside_share"].notna()]
-    for _, row in sliced.iterrows():
-        lines.append(f"- vocabulary of **{row['name']}** sliced to {int(row['vocabulary_size']):,} tokens: "
-                     f"{row['vocabulary_outside_share']:.2%} of its training tokens fell outside the kept set")
+    for _, row in sliced(cells).iterrows():
+        if publishable(row) == NOT_PUBLISHABLE:
+            lines.append(f"- vocabulary of **{row['name']}**, sliced to {int(row['vocabulary_size']):,} tokens, is "
+                         f"not publishable: targets cut after spelling: {targets_cut(row)} (table "
+                         "\"Sliced vocabularies\")")
     lines += _truncation_definitions(cells)
     fallbacks = cells[cells["attention_fallback"].notna()]
     for _, row in fallbacks.iterrows():
@@ -141,12 +152,20 @@ def markdown(frames: Frames, title: str, quality: list[str] | None = None,
               f"the same in every report; `{frames.design.baseline}`"
               + (f" and cells that differ from it only in {frames.design.x}" if frames.design.x else "")
               + " black.", ""]
-    lines += [f"- {', '.join(f'`{f}`' for f in chart_files(name))}: "
-              f"{charts.CAPTIONS[name].replace('device memory', frames.memory)}" for name in frames.design.charts]
+    lines += [f"- {', '.join(f'`{f}`' for f in _files_of(name, drawn))}: "
+              f"{charts.CAPTIONS[name].replace('device memory', frames.memory)}"
+              + (" (in parts: `-partN`, each at most a column's height)" if len(_files_of(name, drawn)) > 3 else "")
+              for name in charts.names(frames, paired)]
     lines += ["", "Raw numbers: `cells.csv`, `steps.csv`" + (", `estimate.csv`" if estimate is not None else "")
               + "; the design: `design.json`; full records: the result "
               "files.", ""]
     return "\n".join(lines)
+
+
+def _files_of(chart: str, drawn: list[str] | None) -> list[str]:
+    if drawn is None:
+        return chart_files(chart)
+    return [f for f in drawn if f.split(".")[0] == chart or f.startswith(f"{chart}-")]
 
 
 def _truncation_definitions(cells: pd.DataFrame) -> list[str]:
@@ -162,12 +181,16 @@ def _truncation_definitions(cells: pd.DataFrame) -> list[str]:
 
 
 def latex(frames: Frames, title: str, steps: pd.DataFrame, estimate: pd.DataFrame | None = None,
-          quality: pd.DataFrame | None = None, items: pd.DataFrame | None = None) -> str:
-    sources = "cells.csv, steps.csv, design.json, estimate.csv" + (" and quality.csv" if quality is not None else "")
+          quality: pd.DataFrame | None = None, items: pd.DataFrame | None = None,
+          comparisons: pd.DataFrame | None = None) -> str:
+    sources = "cells.csv, steps.csv, design.json, estimate.csv" + (" and quality.csv" if quality is not None else "") \
+        + (" and comparisons.csv" if comparisons is not None else "")
     header = [f"% generated by vramlab from {sources}; {tables.LATEX_NEEDS}", ""]
-    shown = quality_report.quality_tables(frames.cells, steps, quality, frames.design.baseline, items) \
+    shown = quality_report.quality_tables(frames.cells, steps, quality, frames.design.baseline, items, comparisons) \
         if quality is not None else []
-    found = [*report_tables(frames), *shown, *estimate_tables(estimate, title)]
+    found = [*report_tables(frames), *([comparisons_table.table(comparisons)] if comparisons is not None else []),
+             *shown,
+             *estimate_tables(estimate, title)]
     return "\n".join(header + [table.latex(title) for table in found])
 
 
@@ -184,25 +207,55 @@ def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
     steps = read_steps(folder)
     quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str}) if table_there(folder / "quality.csv") \
         else None
-    return Frames.build(cells, steps, read_design(folder, cells)), steps, quality
+    # a stale cell is in no table, chart or comparison: the report's opening names it (harness/report/freshness.py)
+    stale = freshness.stale_ids(freshness.read_freshness_table(folder))
+    shown = freshness.without(cells, stale)
+    design = _without_stale_groups(read_design(folder, cells), shown, folder)
+    steps, quality = freshness.without(steps, stale), freshness.without(quality, stale)
+    return Frames.build(shown, steps, design), steps, quality
+
+
+def _without_stale_groups(design: ReportDesign, shown: pd.DataFrame, folder: Path) -> ReportDesign:
+    """The design without the groups whose every result is stale; refused where that leaves no baseline, or a chart
+    the workflow expects with nothing to draw."""
+    groups = {group_name(str(n)) for n in shown["name"]}
+    trimmed = replace(design, deltas=tuple(g for g in design.deltas if g in groups),
+                      changes={g: c for g, c in design.changes.items() if g in groups},
+                      sweep=tuple(replace(line, cells=tuple(c for c in line.cells if c in groups))
+                                  for line in design.sweep if any(c in groups for c in line.cells)))
+    lost = design.baseline if design.baseline not in groups else \
+        next((chart for chart in design.charts if chart not in trimmed.charts), None)
+    if lost is not None:
+        what = f"the baseline {lost!r}" if lost == design.baseline else f"the chart {lost!r}"
+        raise UsageError(f"every result {what} needs is stale ({folder / 'freshness.csv'}); measure them again "
+                         f"(`vramlab check --fresh --supersede-stale results/{folder.name}`, then snakemake) before "
+                         "reporting")
+    return trimmed
 
 
 def build_report(folder: Path) -> list[Path]:
     frames, steps, quality = read(folder)
-    items = pd.read_csv(folder / "items.csv", dtype={"cell_id": str, "item": str}) \
-        if table_there(folder / "items.csv") else None
+    judged = freshness.read_freshness_table(folder)
+    items = freshness.without(pd.read_csv(folder / "items.csv", dtype={"cell_id": str, "item": str}),
+                              freshness.stale_ids(judged)) if table_there(folder / "items.csv") else None
     title = folder.name
-    headline = headline_findings(frames.cells, quality, frames.design.baseline) if quality is not None else None
-    estimate = read_estimate(folder)
+    # every verdict the report states is a row of comparisons.csv, written by the aggregate with quality.csv
+    comparisons = comparisons_table.read(folder) if quality is not None else None
+    estimate = freshness.without(read_estimate(folder), freshness.stale_ids(judged))
     environment = read_environment(folder)  # read before anything is written: a bad table leaves the report as it was
-    text = markdown(frames, title, headline, estimate, environment)
+    opening = freshness.notes(read_cells(folder), judged, title)
+    drawn = charts.draw(frames, quality, folder, items, comparisons)
+    text = markdown(frames, title, headline(comparisons) if quality is not None else None, estimate, environment,
+                    opening, comparisons, [p.name for p in drawn])
     if quality is not None:
-        text += "\n" + "\n".join(quality_report.markdown(frames.cells, steps, quality, frames.design.baseline,
-                                                          items))
+        text += "\n" + "\n".join([*comparisons_table.markdown(comparisons, quality=True),
+                                   *quality_report.markdown(frames.cells, steps, quality, frames.design.baseline,
+                                                            items, comparisons)])
     write_text_atomic(folder / "report.md", text)
-    write_text_atomic(folder / "tables.tex", latex(frames, title, steps, estimate, quality, items))
-    paragraph = methods.markdown(frames, environment, title, quality is not None)
+    write_text_atomic(folder / "tables.tex", latex(frames, title, steps, estimate, quality, items, comparisons))
+    paragraph = methods.markdown(frames, environment, title, quality is not None, steps, quality,
+                                 comparisons is not None)
     write_text_atomic(folder / "methods.md", paragraph)
     write_text_atomic(folder / "methods.tex", methods_latex.latex(paragraph))
     return [folder / "report.md", folder / "tables.tex", folder / "methods.md", folder / "methods.tex",
-            *charts.draw(frames, quality, folder, items)]
+            *drawn]

@@ -80,7 +80,7 @@ def _keep_answers(path: Path, new: pd.DataFrame, cells: set[str]) -> None:
 def write_csv_and_chart(matrix: str, searches: list[Search], reports_dir: Path) -> list[Path]:
     """reports/<matrix>/ceiling.csv (one row a configuration) and the ceiling chart: the context each
     configuration reached within its budget, with its peak and its speed there. harness.report.ceiling_report
-    writes the tables beside them (ceiling.md, tables.tex)."""
+    writes the tables beside them (ceiling.md, ceiling.tex)."""
     folder = reports_dir / matrix
     table = pd.DataFrame([s.row() for s in searches])
     _keep_answers(folder / "ceiling.csv", table, _cells_of(matrix, searches))

@@ -1,4 +1,4 @@
-"""The ceiling report's table (reports/<matrix>/ceiling.md and its tables.tex), from ceiling.csv's rows: one
+"""The ceiling report's table (reports/<matrix>/ceiling.md and its ceiling.tex), from ceiling.csv's rows: one
 Table, so that the Markdown and the LaTeX say the same, each column with one number of decimals."""
 
 from __future__ import annotations

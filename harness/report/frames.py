@@ -18,6 +18,8 @@ import pandas as pd
 from harness.report.cell_groups import GIB, group_name, group_table, reference_cells
 from harness.report.pareto_fronts import fronts_by_context
 from harness.spec.design import ReportDesign
+from harness.spec.groups import describe, differences
+from harness.spec.settings import SETTINGS
 
 # loss curves closer than this (relative, at every step) are drawn once: they could not be told apart anyway
 SAME_CURVE = 1e-4
@@ -35,14 +37,36 @@ def _difference_error(a: pd.Series, b: pd.Series, metric: str) -> float:
     return math.hypot(_standard_error(a, metric), _standard_error(b, metric))
 
 
+def _settings(cells: pd.DataFrame) -> dict[str, dict[str, object]]:
+    """Each group's settings, as cells.csv holds them (its first cell's: seeds aside, a group's cells agree)."""
+    columns = [s for s in SETTINGS if s in cells.columns]
+    firsts = cells.assign(group=cells["name"].map(group_name)).drop_duplicates("group")
+    return {row["group"]: {c: row[c] for c in columns} for _, row in firsts.iterrows()}
+
+
+def same_model_reference(cells: pd.DataFrame, group: str, baseline: str) -> str:
+    """What a group's change is measured against: the baseline, or, for a group of another model, that model's
+    own reference, its group closest to the baseline (Llama sliced to 100k against Llama at 128k, not against the
+    Qwen3 baseline: a delta across models mixes the model into every change). The model's own reference is held
+    against the baseline: its delta is the change of model."""
+    settings = _settings(cells)
+    mine, base = settings.get(group), settings.get(baseline)
+    if mine is None or base is None or "model" not in mine or str(mine["model"]) == str(base["model"]):
+        return baseline
+    same = [g for g, s in settings.items() if str(s["model"]) == str(mine["model"])]
+    anchor = min(same, key=lambda g: len(differences(settings[g], base)))  # ties: the first in matrix order
+    return baseline if anchor == group else anchor
+
+
 def deltas(table: pd.DataFrame, design: ReportDesign, cells: pd.DataFrame) -> pd.DataFrame:
-    """Each group of design.deltas against the baseline: Δ peak device memory (GiB; a lower bound where the
-    group ran out of memory), Δ tokens/s in percent of the baseline's, each with its standard error. A group of
-    one cell is held against the baseline's cell of the same seed where there is one (`same_seed`), as the
-    quality comparisons are (harness.report.cell_groups.reference_cells); otherwise against the baseline's mean."""
-    base = design.baseline
+    """Each group of design.deltas against its reference (the baseline, or a group of its own model:
+    same_model_reference): Δ peak device memory (GiB; a lower bound where the group ran out of memory), Δ tokens/s
+    in percent of the reference's, each with its standard error. A group of one cell is held against the
+    reference's cell of the same seed where there is one (`same_seed`), as the quality comparisons are
+    (harness.report.cell_groups.reference_cells); otherwise against the reference's mean."""
     rows = []
     for group in design.deltas:
+        base = same_model_reference(cells, group, design.baseline)
         theirs = reference_cells(cells, group, base)
         same_seed = int(table.at[group, "n"]) == 1 and len(theirs) < int(table.at[base, "n"])
         b = group_table(theirs).iloc[0] if same_seed else table.loc[base]
@@ -52,13 +76,16 @@ def deltas(table: pd.DataFrame, design: ReportDesign, cells: pd.DataFrame) -> pd
         relative = math.hypot(_standard_error(a, "tokens_per_second") / a["tokens_per_second"],
                               _standard_error(b, "tokens_per_second") / b["tokens_per_second"])
         spread = _difference_error(a, b, "tokens_per_second")
-        rows.append({"group": group, "change": design.changes[group], "status": a["status"],
+        differs = design.changes[group] if base == design.baseline else \
+            describe(differences(_settings(cells)[group], _settings(cells)[base], [design.x] if design.x else []))
+        rows.append({"group": group, "change": design.changes[group], "reference": base, "differs": differs,
+                     "status": a["status"],
                      "n": a["n"], "peak_reached": bool(a["peak_reached"]), "same_seed": same_seed,
                      "d_peak": peak, "d_peak_se": _difference_error(a, b, "peak_device"),
                      "d_tokens_pct": 100 * (tokens - 1),
                      "d_tokens_pct_se": 100 * tokens * relative if not math.isnan(spread) else math.nan})
-    columns = ["group", "change", "status", "n", "peak_reached", "same_seed", "d_peak", "d_peak_se", "d_tokens_pct",
-               "d_tokens_pct_se"]
+    columns = ["group", "change", "reference", "differs", "status", "n", "peak_reached", "same_seed", "d_peak",
+               "d_peak_se", "d_tokens_pct", "d_tokens_pct_se"]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -1,16 +1,29 @@
 """reports/<matrix>/methods.tex: methods.md for a paper, line by line, so the two never say different things.
 methods.md is written in a small part of Markdown (headings, bullet lists, paragraphs, `code`), and each part has
-one LaTeX form; every character LaTeX treats as special is escaped (harness.report.tables.tex)."""
+one LaTeX form; every character LaTeX treats as special is escaped (harness.report.latex_layout.tex)."""
 
 from __future__ import annotations
 
-from harness.report.tables import tex
+import re
+
+from harness.report.latex_layout import tex
 
 HEADINGS = {"# ": r"\section*", "## ": r"\subsection*"}
 
 
+CITATION = re.compile(r"\[@([\w.-]+(?:; ?@[\w.-]+)*)\]")
+
+
 def inline(text: str) -> str:
-    """One line's text: `code` in a typewriter face, the rest escaped."""
+    """One line's text: `code` in a typewriter face, [@key] citations as \\cite{key}, the rest escaped."""
+    pieces = CITATION.split(text)
+    # split keeps each citation's keys at the odd places
+    return "".join(rf"~\cite{{{','.join(k.strip().lstrip('@') for k in piece.split(';'))}}}" if i % 2
+                   else _plain(piece).removesuffix(" ") if i + 1 < len(pieces) else _plain(piece)
+                   for i, piece in enumerate(pieces))
+
+
+def _plain(text: str) -> str:
     parts = text.split("`")
     # an unpaired backtick has no code after it: its text stays plain
     return "".join(rf"\texttt{{{tex(part)}}}" if i % 2 and i < len(parts) - 1 else tex(part)

@@ -33,7 +33,7 @@ def _count(value: float) -> str:
     return "–" if pd.isna(value) else f"{value:,.0f}"
 
 
-def _table(header: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> str:
+def _table(header: list[str], rows: list[list[str]], right: frozenset[int] | set[int] = frozenset()) -> str:
     align = ["---:" if i in right else "---" for i in range(len(header))]
     return "\n".join("| " + " | ".join(row) + " |" for row in [header, align, *rows])
 
@@ -60,8 +60,11 @@ def headline(root: Path) -> str:
             for _, c in cells.iterrows()]
     table = _table(["cell", f"what differs from `{design['baseline']}`", "context", "result", "device peak GiB",
                     "allocated peak GiB", "tokens/s"], rows, right={2, 4, 5, 6})
-    summary = _section((folder / "report.md").read_text(), "Summary")
-    return (f"{table}\n\nThe report's summary ([`reports/{HEADLINE}/report.md`](reports/{HEADLINE}/report.md)):\n\n"
+    # the Pareto fronts, a line a context, are the report's to list
+    summary = "\n".join(line for line in _section((folder / "report.md").read_text(), "Summary").splitlines()
+                        if not line.startswith("- Memory-throughput Pareto front"))
+    return (f"{table}\n\nThe report's summary ([`reports/{HEADLINE}/report.md`](reports/{HEADLINE}/report.md), which "
+            "also gives the memory-throughput Pareto front at each context):\n\n"
             f"{summary}\n\n![{HEADLINE}: device peak and tokens/s of every cell](reports/{HEADLINE}/overview.png)\n")
 
 
@@ -78,7 +81,8 @@ def ceiling(root: Path) -> str:
 
 def claims(root: Path) -> str:
     table = pd.read_csv(root / "reports" / "claims" / "claims.csv")
-    rows = [[f"`{r['claim']}`", r["claimed"], r["reading"], r["measured"], f"**{r['verdict']}**"]
+    # the measurement's first clause: what a ceiling left of its budget and of the host is the report's to give
+    rows = [[f"`{r['claim']}`", r["claimed"], r["reading"], r["measured"].split("; ")[0], f"**{r['verdict']}**"]
             for _, r in table.iterrows()]
     return _table(["claim", "claimed", "read as", "measured here", "verdict"], rows) + "\n"
 
@@ -96,10 +100,9 @@ def matrices(root: Path) -> str:
                         f"{found.cells}"
         shown = next((f for f in ("report.md", "ceiling.md") if (root / "reports" / name / f).is_file()), None)
         report = f"[{shown}](reports/{name}/{shown})" if shown else "–"
-        models = ", ".join(f"`{model}`" for model, _ in found.models)
-        rows.append([f"`{name}`", str(found.cells), published, found.device(), models,
-                     found.description, report])
-    return _table(["matrix", "cells", "published results", "runs on", "model", "what it measures", "report"], rows,
+        # the models are named by each description; `vramlab matrices` gives the sources and whether they are here
+        rows.append([f"`{name}`", str(found.cells), published, found.device(), found.description, report])
+    return _table(["matrix", "cells", "published results", "runs on", "what it measures", "report"], rows,
                   right={1}) + "\n"
 
 

@@ -19,7 +19,9 @@ from harness.report.ceiling import settled_search
 from harness.report.ceiling_report import write_report
 from harness.report.claims import build as claims
 from harness.results.ceiling import ProbeMissing
+from harness.results.lock import result_lock
 from harness.spec.matrix import ceiling_spec, expand, matrix_path, results_folder_owner
+from harness.spec.owners import owner_file
 
 
 def committed_matrices(reports_dir: Path) -> list[str]:
@@ -36,8 +38,9 @@ def rebuild(matrix: str, results_dir: Path, reports_dir: Path, out_dir: Path) ->
     """One matrix's tables and report, from results_dir, into out_dir/<matrix>/ (out_dir may be reports_dir)."""
     aggregate(matrix, results_dir, out_dir, partial=partial(reports_dir, matrix))
     written = build_report(out_dir / matrix)
-    # a chart the data no longer call for (a loss chart of random weights, say) is not left behind, stale
-    for chart in [*(out_dir / matrix).glob("*.pdf"), *(out_dir / matrix).glob("*.png")]:
+    # a chart the data no longer call for (a loss chart of random weights, say) is not left behind, stale; a file
+    # being written (its temporary name is hidden) is no chart yet
+    for chart in [*(out_dir / matrix).glob("[!.]*.pdf"), *(out_dir / matrix).glob("[!.]*.png")]:
         if chart not in written:
             chart.unlink()
     return written
@@ -59,8 +62,7 @@ def _source(matrix: str, results_dir: Path) -> str:
     marker = results_dir / matrix / ".matrix"
     if matrix_path(matrix).is_file() or not marker.is_file():
         return matrix
-    owner = results_folder_owner(marker)
-    return owner if Path(owner).is_absolute() else matrix
+    return str(owner_file(results_folder_owner(marker), results_dir))
 
 
 def rebuild_all(results_dir: Path, reports_dir: Path, out_dir: Path | None = None,
@@ -68,6 +70,17 @@ def rebuild_all(results_dir: Path, reports_dir: Path, out_dir: Path | None = Non
     """Every report rebuilt. With `skipped`, a report that cannot be rebuilt is one line there and the others are
     rebuilt all the same; without it, the first such stops the rebuild."""
     out = out_dir or reports_dir
+
+    def another_run(holder: str, lock: Path) -> None:
+        raise UsageError(f"another `vramlab report --all` is writing into {out}/ ({holder}; lock {lock}); run this one "
+                         "again once it has ended")
+
+    with result_lock(out / ".report-all", another_run):  # one rebuild at a time: each removes the charts it has not
+        return _rebuild_all(results_dir, reports_dir, out, matrices, skipped)
+
+
+def _rebuild_all(results_dir: Path, reports_dir: Path, out: Path, matrices: list[str] | None,
+                 skipped: list[str] | None) -> list[Path]:
     jobs = [(f"reports/{m}/", lambda m=m: rebuild(_source(m, results_dir), results_dir, reports_dir, out))
             for m in matrices or committed_matrices(reports_dir)]
     if matrices is None:

@@ -143,7 +143,8 @@ def _loss(drawn: list[list[str]]) -> list[str]:
 
 
 def summary(frames: Frames, quality: list[str] | None = None) -> list[str]:
-    """The report's opening bullets; `quality`: the quality findings that answer the matrix's questions."""
+    """The report's opening bullets; `quality`: the comparisons that answer the matrix's questions, as bullets
+    (harness/report/comparison_text.py)."""
     design, table = frames.design, frames.table
     lines = [_fit(frames.cells), _baseline(table, design, frames.memory), *_deltas(frames.deltas, design, table)]
     if design.sweep:
@@ -155,6 +156,6 @@ def summary(frames: Frames, quality: list[str] | None = None) -> list[str]:
     lines += _loss(frames.drawn)
     bullets = [f"- {line}" for line in lines]
     if quality:
-        bullets += ["- Quality (lm-eval; the quality section below has every comparison):",
-                    *(f"  - {line}" for line in quality)]
+        bullets += ["- Quality (lm-eval; the quality section below has every comparison and the rule):",
+                    *(f"  {line}" for line in quality)]
     return ["## Summary", "", *bullets, ""]

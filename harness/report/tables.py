@@ -13,35 +13,41 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from harness.report.frames import SAME_CURVE
+from harness.report.latex_layout import render
 from harness.spec.design import ReportDesign, x_label
 
 MISSING = "–"
 # the header line of every tables.tex: what the file needs from the document that inputs it
-LATEX_NEEDS = (r"needs \usepackage{booktabs} and \usepackage{graphicx}; each table is shrunk to \linewidth where it is "
-               "wider")
-# what a LaTeX table may not hold as it is
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-          "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "Δ": r"$\Delta$", "±": r"$\pm$",
-          "≥": r"$\geq$", "≤": r"$\leq$", "–": "--", "→": r"$\rightarrow$", "ρ": r"$\rho$"}
+LATEX_NEEDS = (r"needs \usepackage{booktabs}, \usepackage{array} and \usepackage{siunitx}; every table is set at "
+               r"\footnotesize (8 pt in a 10 pt article), never shrunk: a table wider than a column is a table*, one "
+               "wider than the text block is split into parts")
 
 
 @dataclass
 class Column:
     header: str  # with its unit: "peak device (GiB)"
     numeric: bool = True
+    # columns of one group (a task's mean, sd and change, say) share a spanning header in LaTeX and are never set
+    # in different parts of a split table; the Markdown header names the group on its first column
+    group: str = ""
 
 
 @dataclass
 class Table:
     key: str  # names the LaTeX label: tab:<matrix>-<key>
-    title: str  # the question the table answers
+    title: str  # the question the table answers, in words: the caption
     columns: list[Column]
     rows: list[list[str]] = field(default_factory=list)
     note: str = ""
 
+    def headers(self) -> list[str]:
+        """Each column's Markdown header: a group's name on the first of its columns."""
+        return [f"{c.group}: {c.header}" if c.group and (i == 0 or self.columns[i - 1].group != c.group)
+                else c.header for i, c in enumerate(self.columns)]
+
     def markdown(self) -> list[str]:
         """Padded, so that the columns and the decimal points line up in the file as they do rendered."""
-        cells = [[c.header for c in self.columns], *self.rows]
+        cells = [self.headers(), *self.rows]
         cells = [[value.replace("|", r"\|") for value in row] for row in cells]
         widths = [max(3, *(len(row[i]) for row in cells)) for i in range(len(self.columns))]  # a rule needs 3
 
@@ -55,27 +61,9 @@ class Table:
         return [*lines, self.note, ""] if self.note else lines
 
     def latex(self, matrix: str) -> str:
-        """A booktabs table in \\small with narrower column gaps, shrunk to the text width where it is wider still
-        (never enlarged): it fits any article's text block. Needs booktabs and graphicx."""
-        spec = "".join("r" if c.numeric else "l" for c in self.columns)
-        lines = [r"\begin{table}[htbp]", r"\centering", r"\small", r"\setlength{\tabcolsep}{4pt}",
-                 rf"\caption{{{tex(self.title)}}}", rf"\label{{tab:{matrix}-{self.key}}}",
-                 r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
-                 rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
-                 " & ".join(tex(c.header) for c in self.columns) + r" \\", r"\midrule",
-                 *(" & ".join(tex(v, numeric=c.numeric) for v, c in zip(row, self.columns, strict=True)) + r" \\"
-                   for row in self.rows),
-                 r"\bottomrule", r"\end{tabular}}"]
-        if self.note:
-            lines.append(rf"\par\smallskip{{\footnotesize {tex(self.note)}}}")
-        return "\n".join([*lines, r"\end{table}", ""])
-
-
-def tex(text: str, numeric: bool = False) -> str:
-    """Text as LaTeX: its special characters escaped, the symbols of the reports as math, backticks dropped."""
-    if numeric and text[:1] in "+-":
-        return f"${text[0]}${text[1:]}"  # a true minus, and a plus of the same width
-    return "".join(_LATEX.get(ch, ch) for ch in text.replace("`", ""))
+        """The table as it is printed (harness/report/latex_layout.py): one float where it fits a column or the
+        text block, else parts, each a float with its own label (tab:<matrix>-<key>, -<key>-2, ...)."""
+        return render(self, matrix)
 
 
 def gib_digits(values: pd.Series) -> int:
@@ -163,7 +151,9 @@ def speed_table(table: pd.DataFrame, mfu: bool = True) -> Table:
 def deltas_table(deltas: pd.DataFrame, design: ReportDesign, throughput: bool, on_cpu: bool = False) -> Table:
     memory_spread = bool(deltas["d_peak_se"].notna().any())
     speed_spread = throughput and bool(deltas["d_tokens_pct_se"].notna().any())
-    columns = [Column("cell", numeric=False), Column(f"what differs from `{design.baseline}`", numeric=False),
+    by_model = bool((deltas["reference"] != design.baseline).any())
+    columns = [Column("cell", numeric=False), *([Column("reference", numeric=False)] if by_model else []),
+               Column("what differs from the reference", numeric=False),
                Column("status", numeric=False), Column(f"Δ {peak_header(on_cpu)}"),
                *([Column("± se")] if memory_spread else []), *([Column("Δ throughput (%)")] if throughput else []),
                *([Column("± se")] if speed_spread else [])]
@@ -171,19 +161,22 @@ def deltas_table(deltas: pd.DataFrame, design: ReportDesign, throughput: bool, o
     digits = gib_digits(deltas["d_peak"])
     # by effect: the largest saving first, cells without a measured peak last (a stable sort keeps design order)
     for _, row in deltas.sort_values("d_peak", kind="stable", na_position="last").iterrows():
-        cells = [str(row["group"]), row["change"], str(row["status"]),
+        cells = [str(row["group"]), *([str(row["reference"])] if by_model else []), row["differs"],
+                 str(row["status"]),
                  number(row["d_peak"], digits, signed=True, at_least=bool(row["peak_reached"]))]
         cells += [number(row["d_peak_se"], digits)] if memory_spread else []
         cells += [number(row["d_tokens_pct"], 1, signed=True)] if throughput else []
         cells += [number(row["d_tokens_pct_se"], 1)] if speed_spread else []
         rows.append(cells)
-    note = "Sorted by Δ peak, the largest saving first. Negative: less memory, or slower."
+    note = (f"Reference: `{design.baseline}`"
+            + (", or for a cell of another model the cell of its own model it differs least from" if by_model else "")
+            + ". Sorted by Δ peak, the largest saving first. Negative: less memory, or slower.")
     note += " ≥: ran out of memory, a lower bound." if deltas["peak_reached"].any() else ""
     if memory_spread or speed_spread:
         note += " ± se: standard error of the difference of the means over seeds."
     if "same_seed" in deltas and deltas["same_seed"].any():
         note += f" A cell of one seed is held against `{design.baseline}`'s cell of the same seed."
-    return Table("deltas", f"Each change against `{design.baseline}`", columns, rows, note)
+    return Table("deltas", "Each change against the reference cell", columns, rows, note)
 
 
 def sweep_table(points: pd.DataFrame, design: ReportDesign, throughput: bool, on_cpu: bool = False) -> Table:

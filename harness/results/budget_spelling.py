@@ -24,12 +24,17 @@ class Respelled:
     old: Path
     new: Path | None  # None: the new name was taken, nothing moved
     changes: dict[str, tuple[Any, Any]]  # setting -> (as written, canonical)
+    taken: Path | None = None  # what took the new name: the new result file, or its evaluations' folder
 
     def describe(self) -> str:
         what = ", ".join(f"{k} {a!r} is {b!r}" for k, (a, b) in self.changes.items())
-        if self.new is None:
-            return f"kept {self.old}: {what}, but its new file is already there (two results of one cell)"
-        return f"moved {self.old} to {self.new.name} ({what})"
+        if self.new is not None:
+            return f"moved {self.old} to {self.new.name} ({what})"
+        if self.taken is not None and self.taken.is_dir():
+            return (f"kept {self.old}: {what}, but {self.taken}/ already holds evaluations of that cell, so its own "
+                    "evaluations could not move with it and would be left without their result; move one of the two "
+                    "aside, then migrate again")
+        return f"kept {self.old}: {what}, but its new file is already there (two results of one cell)"
 
 
 def respelled_config(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, tuple[Any, Any]]]:
@@ -53,8 +58,11 @@ def respell(path: Path) -> Respelled | None:
     new_id = cell_id_of({**defaults(), **config})
     target = path.with_name(f"{new_id}.json")
     if target.exists():
-        return Respelled(path, None, changes)
+        return Respelled(path, None, changes, target)
     old_id = data["cell_id"]
+    evaluations = path.parent / "evaluations"
+    if result_files(evaluations / old_id) and (evaluations / new_id).exists():
+        return Respelled(path, None, changes, evaluations / new_id)
     write_atomic(target, parse(target, {**data, "config": config, "cell_id": new_id}))
     path.unlink()
     _move_evaluations(path.parent / "evaluations", old_id, new_id)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.core.cache import cache_root, folder_fingerprint
 from harness.results.model import CellResult, EvaluationResult, Status
 from harness.results.store import NewerSchemaError, ResultFileError, check, set_aside, supersede, superseded_path
 from harness.spec.cell_input import recorded_input
@@ -57,8 +58,8 @@ def review_cell(path: Path, cell_id: str, settings: dict[str, Any] | None = None
         return Redo(path, str(err))
     if not isinstance(result, CellResult) or result.cell_id != cell_id:
         return Redo(path, f"{path}: holds the result of another cell ({result.cell_id}), not of {cell_id}")
-    return _not_the_cells(path, result) or _input_changed(path, result,
-                                                          settings if settings is not None else result.config)
+    return _not_the_cells(path, result) or _cache_changed(path, result) or \
+        _input_changed(path, result, settings if settings is not None else result.config)
 
 
 def review_evaluation(path: Path, cell_id: str, task: str) -> Redo | None:
@@ -85,10 +86,19 @@ def record_input(result: CellResult) -> None:
         result.records.setdefault("input", found)
 
 
-def error_record(error: BaseException) -> dict[str, str]:
+def error_record(error: BaseException, model_folder: Path | None = None) -> dict[str, str]:
     """records.error of a cell that raised `error`: an OSError is the machine's (a full disk, a folder that cannot
-    be written, the network), anything else the cell's."""
-    return {"type": type(error).__name__, "cause": OF_THE_MACHINE if isinstance(error, OSError) else OF_THE_CELL}
+    be written, the network), anything else the cell's. Where its model came from the cache, the cache folder (by
+    its place in the cache, never a local path) and what it held then: an error of a damaged cache file is measured
+    again once that folder is mended (_cache_changed)."""
+    record = {"type": type(error).__name__, "cause": OF_THE_MACHINE if isinstance(error, OSError) else OF_THE_CELL}
+    root = cache_root().resolve()
+    if model_folder is not None and Path(model_folder).resolve().is_relative_to(root):
+        fingerprint = folder_fingerprint(Path(model_folder))
+        if fingerprint:
+            record.update(cache_folder=Path(model_folder).resolve().relative_to(root).as_posix(),
+                          cache_fingerprint=fingerprint)
+    return record
 
 
 def _not_the_cells(path: Path, result: CellResult) -> Redo | None:
@@ -105,6 +115,19 @@ def _not_the_cells(path: Path, result: CellResult) -> Redo | None:
     else:
         return None
     return Redo(path, f"{path}: {why}", folder="superseded")
+
+
+def _cache_changed(path: Path, result: CellResult) -> Redo | None:
+    """An error of a cell whose model came from a cache folder that holds other files now (mended, rebuilt, or
+    deleted to be built again): a damaged cache file may have caused it."""
+    error = result.records.get("error") or {}
+    folder, then = error.get("cache_folder"), error.get("cache_fingerprint")
+    if result.status is not Status.error or not folder or not then:
+        return None
+    if folder_fingerprint(cache_root() / folder) == then:
+        return None
+    return Redo(path, f"{path}: its error came from the model cache folder {folder} as it was then, and it has "
+                      "changed since (mended, or built again)", folder="superseded")
 
 
 def _input_changed(path: Path, result: CellResult, settings: dict[str, Any]) -> Redo | None:

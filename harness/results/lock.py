@@ -2,23 +2,23 @@
 
 Two runs on one results folder (two `snakemake` runs, which the workflow allows with `nolock`, or a `vramlab
 run-cell` by hand beside one) would otherwise train the same cell at the same time, each slowing the other,
-and both write its result. The lock is an fcntl lock on results/<matrix>/.locks/<cell_id>.json.lock: the kernel
-drops it when its process ends, however it ends, so a killed run leaves nothing to clear by hand (a kill -9 leaves
-the file, empty of meaning, and the next run reuses it). A run that ends any other way removes the file, and the
-.locks folder where it is empty then. A second process waits for the first, says so, and then finds the cell
-measured.
+and both write its result. The lock is a file lock on results/<matrix>/.locks/<cell_id>.json.lock (flock, or
+POSIX record locks where the filesystem gives no flock: harness/core/file_locks.py): the kernel drops it when its
+process ends, however it ends, so a killed run leaves nothing to clear by hand (a kill -9 leaves the file, empty
+of meaning, and the next run reuses it). A run that ends any other way removes the file, and the .locks folder
+where it is empty then. A second process waits for the first, says so, and then finds the cell measured.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from harness.core.atomic_files import file_mode
+from harness.core.file_locks import LocksUnsupported, lock_exclusive
 from harness.core.made_folders import make_folders
 from harness.core.path_problems import naming
 from harness.results.model import now
@@ -57,6 +57,9 @@ def _acquire(path: Path, waiting: Callable[[str, Path], None] | None) -> tuple[i
             continue
         try:
             waited = _lock(fd, path, waiting if not waited else None) or waited
+        except LocksUnsupported:  # nobody can hold this file: nothing of it is left behind
+            _release(path, fd)
+            raise
         except BaseException:  # a Ctrl-C while it waits
             os.close(fd)
             raise
@@ -67,14 +70,12 @@ def _acquire(path: Path, waiting: Callable[[str, Path], None] | None) -> tuple[i
 
 def _lock(fd: int, path: Path, waiting: Callable[[str, Path], None] | None) -> bool:
     """Lock `fd`, waiting for its holder where there is one (`waiting` is told who); whether it waited."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    if lock_exclusive(fd, path, wait=False):
         return False
-    except BlockingIOError:
-        if waiting is not None:
-            waiting(os.pread(fd, 500, 0).decode("utf-8", "replace").strip() or "another process", path)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        return True
+    if waiting is not None:
+        waiting(os.pread(fd, 500, 0).decode("utf-8", "replace").strip() or "another process", path)
+    lock_exclusive(fd, path)
+    return True
 
 
 def _same_file(fd: int, path: Path) -> bool:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from harness.spec.cells import Cell, cell_id_of
 from harness.spec.settings import SETTINGS, defaults
 
-CELL_SCHEMA_VERSION = 2
+CELL_SCHEMA_VERSION: Literal[3] = 3
 EVALUATION_SCHEMA_VERSION = 1
 GIB = 2**30
 
@@ -44,6 +44,7 @@ class EvaluationStatus(StrEnum):
     ok = "ok"
     skipped = "skipped"  # the task's data is not available here, or the cell has no trained adapter
     not_applicable = "not_applicable"  # random weights: no quality number is ever reported for them
+    oom = "oom"  # ran out of memory under the cell's own budget (the evaluate stage is held to it as training is)
     error = "error"
 
 
@@ -235,6 +236,8 @@ class ModelSource(Strict):
     gguf_file: str | None = None
     gguf_bytes: Bytes | None = None
     gguf_sha256: str | None = None
+    # hub id: the commit whose files the cell loaded (the one its `revision` setting pins, or main's when unpinned)
+    commit: str | None = Field(None, pattern=r"^[0-9a-f]{40}$")
 
     @field_validator("gguf_file")
     @classmethod
@@ -258,10 +261,38 @@ class AdapterRecord(Strict):
         return value
 
 
+def _vocabulary_columns(record: dict[str, Any]) -> dict[str, Any]:
+    """A vocabulary record as cells.csv's columns. Records from before targets were counted after spelling said
+    only how many tokens were cut: none cut means no target cut; some cut, an unknown number of targets."""
+    cut_tokens = record.get("tokens_cut_after_spelling")
+    return {"vocabulary_size": record.get("size"), "vocabulary_outside_share": record.get("outside_share"),
+            "vocabulary_counted": record.get("counted_tokens"), "vocabulary_filled": record.get("filled_ids"),
+            "vocabulary_targets_cut": record.get("targets_cut_after_spelling", 0 if cut_tokens == 0 else None),
+            "vocabulary_tokens_cut": cut_tokens, "vocabulary_targets_skipped": record.get("targets_skipped")}
+
+
+class Fingerprint(Strict):
+    """What the cell's behaviour depends on beyond its settings, as digests (harness/stack/fingerprint.py), so that
+    `vramlab check --fresh` can tell a result the current code would no longer reproduce under the same cell id
+    (stale). None in a component: the cell did not get that far, or the component does not apply."""
+
+    version: Annotated[int, Field(ge=1)] = Field(description="how the digests are computed; a check compares only "
+                                                             "digests of its own version")
+    model: str | None = Field(None, description="sha256 of the GGUF file; of a model folder's config and file "
+                                                "list; of an arch: preset's fields and seed. None: a hub id")
+    tokenizer: str | None = Field(None, description="sha256 of the tokenizer the model source gives: vocabulary, "
+                                                    "merges, added tokens with their ids and flags, bos/eos/unk ids")
+    tokenizer_tokens: Annotated[int, Field(ge=0)] | None = Field(None, description="its size, added tokens included")
+    added_tokens: Annotated[int, Field(ge=0)] | None = Field(None, description="its added (special and marked) tokens")
+    kept_tokens: str | None = Field(None, description="sha256 of the ids a sliced vocabulary keeps; None: native")
+    training_data: str | None = Field(None, description="the training sequences' token ids as built "
+                                                        "(= data.fingerprint)")
+
+
 class CellResult(Strict):
     """results/<matrix>/<cell_id>.json"""
 
-    schema_version: Literal[2] = CELL_SCHEMA_VERSION
+    schema_version: Literal[3] = CELL_SCHEMA_VERSION
     cell_id: str = Field(pattern=r"^[0-9a-f]{12}$")
     name: str = Field(min_length=1)
     matrix: str = Field(min_length=1)
@@ -279,6 +310,8 @@ class CellResult(Strict):
     data: dict[str, Any] | None = None
     trainer: dict[str, Any] | None = None
     adapter: AdapterRecord | None = None
+    # None: a result of schema 2 or older ("no fingerprint recorded"), or a cell that ended before its model loaded
+    fingerprint: Fingerprint | None = None
     phase: str | None = Field(None, description="the phase a timeout or crash happened in")
     traceback: str | None = None
     started_at: str | None = None
@@ -319,8 +352,7 @@ class CellResult(Strict):
         row["budget_bytes"] = self.budget.limit_bytes if self.budget else None
         row["attention_kernel"] = records.get("attention", {}).get("kernel")
         row["attention_fallback"] = records.get("attention", {}).get("fallback")
-        row["vocabulary_size"] = records.get("vocabulary", {}).get("size")
-        row["vocabulary_outside_share"] = records.get("vocabulary", {}).get("outside_share")
+        row |= _vocabulary_columns(records.get("vocabulary", {}))
         row["trainable_parameters"] = records.get("adapter", {}).get("trainable_parameters")
         row["random_weights"] = self.model.random_weights if self.model else None
         row["throughput_measured"] = self.metrics.throughput_measured
@@ -388,6 +420,9 @@ class EvaluationResult(Strict):
     adapter_sha256: str | None = None
     limit: int | None = Field(None, description="documents per task when capped; scores are then partial")
     seconds: Seconds | None = None
+    memory: dict[str, int | None] | None = Field(
+        None, description="the task's peaks on the device under the cell's budget (bytes): allocated, reserved, "
+                          "outside the allocator, the allocator's cap and the budget")
     lm_eval_version: str | None = None
     environment: Environment | None = None
     started_at: str | None = None

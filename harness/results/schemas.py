@@ -8,10 +8,12 @@ from pathlib import Path
 
 from harness.core.atomic_files import write_text_atomic
 from harness.core.made_folders import make_folders
+from harness.results.freshness_file import FreshnessRecord
 from harness.results.model import CellResult, EvaluationResult
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
-MODELS = {"cell-result.schema.json": CellResult, "evaluation-result.schema.json": EvaluationResult}
+MODELS = {"cell-result.schema.json": CellResult, "evaluation-result.schema.json": EvaluationResult,
+          "freshness.schema.json": FreshnessRecord}
 
 
 def schema_text(model: type) -> str:

@@ -48,15 +48,20 @@ def evaluation_path(results_dir: Path, matrix: str, cell_id: str, task: str) -> 
     return Path(results_dir) / matrix / "evaluations" / cell_id / f"{task}.json"
 
 
+# what `vramlab check --fresh` found of a matrix's results, beside them (harness/results/freshness_file.py): no result
+FRESHNESS_FILE = "freshness.json"
+
+
 def result_files(folder: Path, pattern: str = "*.json", files_only: bool = True) -> list[Path]:
     """The files under `folder` that `pattern` matches, sorted, without hidden ones: a result is written to a
     temporary file beside it (`.<id>.*.tmp.json`, empty until its rename, harness/core/atomic_files.py), which a
-    reader that meets it mid-write must not take for a result; nor is anything under a hidden folder one.
+    reader that meets it mid-write must not take for a result; nor is anything under a hidden folder one, nor the
+    matrix's freshness record.
     `files_only` False keeps what bears a result's name but is no regular file (a folder, a link to a device), for
     a check that must name it rather than pass over it."""
     folder = Path(folder)
     return sorted(p for p in folder.glob(pattern)
-                  if (p.is_file() or (not files_only and os.path.lexists(p)))
+                  if (p.is_file() or (not files_only and os.path.lexists(p))) and p.name != FRESHNESS_FILE
                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
@@ -176,7 +181,16 @@ def migrate_v1(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-MIGRATIONS = {1: migrate_v1}
+def migrate_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2 -> 3: the behaviour fingerprint (CellResult.fingerprint) is new; a schema-2 result has none, and is
+    told as "no fingerprint recorded" (harness/results/freshness.py), never given one it was not measured with."""
+    return {**data, "schema_version": 3}
+
+
+MIGRATIONS = {1: migrate_v1, 2: migrate_v2}  # each takes a result one version up
+# versions whose migration adds nothing to the file: `vramlab migrate` leaves them as they are, so that a result keeps
+# saying which schema it was written in
+READ_AS_THEY_ARE = {2: "no fingerprint recorded"}
 
 
 def _field_path(error: dict[str, Any]) -> str:
@@ -207,11 +221,12 @@ def parse(path: Path, data: Any) -> CellResult | EvaluationResult:
             raise ResultFileError(f"{path}: schema_version 1, but without the 'quality' field every schema-1 result "
                                   f"has: a later result relabelled? Its schema_version is {CELL_SCHEMA_VERSION} if "
                                   "it was written so")
-        if version in MIGRATIONS:
-            data = MIGRATIONS[version](data)
-        elif version != CELL_SCHEMA_VERSION:
+        if version not in MIGRATIONS and version != CELL_SCHEMA_VERSION:
             raise ResultFileError(f"{path}: schema_version: {version!r} is not one this vramlab reads "
-                                  f"(1 or {CELL_SCHEMA_VERSION}); a newer vramlab wrote it?")
+                                  f"(1 to {CELL_SCHEMA_VERSION}); a newer vramlab wrote it?")
+        while version in MIGRATIONS:
+            data = MIGRATIONS[version](data)
+            version = data["schema_version"]
         model = CellResult
     try:
         return model.model_validate(data)
@@ -306,9 +321,13 @@ def migrate_files(paths: list[Path]) -> list[tuple[Path, str, bool]]:
         except ResultFileError as err:
             outcomes.append((path, f"not migrated: {err}", False))
             continue
-        if isinstance(data, dict) and data.get("kind") != "evaluation" and data.get("schema_version") in MIGRATIONS:
+        version = data.get("schema_version") if isinstance(data, dict) and data.get("kind") != "evaluation" else None
+        if version in MIGRATIONS and version not in READ_AS_THEY_ARE:
             write_atomic(path, result)
             outcomes.append((path, f"migrated {path}", True))
+        elif version in READ_AS_THEY_ARE:
+            outcomes.append((path, f"{path}: already in the current schema as it is (schema {version}: "
+                                   f"{READ_AS_THEY_ARE[version]}), left as it is", True))
         else:
             outcomes.append((path, f"{path}: already in the current schema, left as it is", True))
     return outcomes

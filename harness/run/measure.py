@@ -21,6 +21,7 @@ from typing import Any
 from harness.core import environment
 from harness.core.budget import Budget
 from harness.core.cache import cache_root
+from harness.core.device_cap import start_capped
 from harness.core.runtime import NoDevice, Runtime
 from harness.data import training as data_module
 from harness.data.workload import DoesNotFit
@@ -32,7 +33,6 @@ from harness.run import worker_status
 from harness.run.memory_history import recording, requested
 from harness.run.trackers import (
     ComputeTracker,
-    DeviceMemoryProbe,
     DeviceMemoryTracker,
     HostMemoryTracker,
     TimeTracker,
@@ -76,19 +76,10 @@ def run(cell: Cell, out: Path, adapter_dir: Path | None = None, shared_device: b
 
 
 def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, shared_device: bool) -> CellResult:
-    import torch
-
     started, measure_start = now(), time.time()
     settings = cell.settings
-    probe = DeviceMemoryProbe() if runtime.cuda else None  # baseline read before this process touches CUDA
-    budget = Budget.from_settings(settings, cuda=runtime.cuda)
-    if runtime.cuda:
-        torch.cuda.init()
-        # a first matrix product loads cuBLAS and its workspace, which live outside the allocator
-        warm = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16)
-        (warm @ warm).sum().item()
-        del warm
-        outside = probe.read() - torch.cuda.memory_reserved()
+    probe, budget, outside = start_capped(settings) if runtime.cuda else \
+        (None, Budget.from_settings(settings, cuda=False), 0)
     # read before the budget is applied: from then on torch answers as the emulated card, the record is the device's
     env = environment.collect(driver=probe.driver() if probe else None)
     if probe:
@@ -125,7 +116,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
                 status, reason = Status.oom, str(err).strip().splitlines()[0][:500]
             else:
                 status, reason = Status.error, f"{type(err).__name__}: {str(err).strip()[:500]}"
-                trace, cause = traceback.format_exc(), error_record(err)
+                trace, cause = traceback.format_exc(), error_record(err, outputs.get("model_folder"))
             log.warning("cell %s: %s", status.value, reason)
     budget.release()
     trackers.report(metrics)
@@ -146,6 +137,7 @@ def _measure(cell: Cell, runtime: Runtime, out: Path, adapter_dir: Path | None, 
                     if shared_note and probe else {})}, model=outputs.get("model"),
         data=outputs.get("data"),
         trainer=outputs.get("trainer"), adapter=outputs.get("adapter") if status is Status.ok else None,
+        fingerprint=outputs.get("fingerprint"),
         traceback=trace, started_at=started)
     return _finish(result, out)
 

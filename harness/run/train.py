@@ -22,6 +22,7 @@ from harness.run.trackers import TrackerSet
 from harness.run.worker_status import tell
 from harness.stack import backends
 from harness.stack.contract import LoadRequest, Plan, Technique
+from harness.stack.fingerprint import fingerprint
 from harness.stack.models import sources
 from harness.stack.techniques import registry
 
@@ -67,8 +68,9 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
         if runtime.cuda:
             gc_freeze.freeze_imports()
     with trackers.phase("build"):
-        resolved = sources.resolve_outside(settings["model"], seed=settings["seed"])
+        resolved = sources.resolve_outside(settings["model"], seed=settings["seed"], revision=settings["revision"])
     outputs["model"] = resolved.describe()
+    outputs["model_folder"] = resolved.path  # never recorded: an error from a damaged cache names its folder there
 
     with trackers.phase("load"):
         model, tokenizer = backend.load(resolved.path, plan)
@@ -76,12 +78,17 @@ def train_cell(settings: dict[str, Any], runtime: Runtime, trackers: TrackerSet,
 
     with trackers.phase("adapt"):
         vocab = model.get_input_embeddings().weight.shape[0]
-        training = data_module.build_for(settings, tokenizer, vocab, random_weights=resolved.random_weights)
-        plan.training = training
-        outputs["data"] = training.describe()  # as built; a sliced vocabulary records its remapping itself
+        plan.training = data_module.build_for(settings, tokenizer, vocab, random_weights=resolved.random_weights)
+        # as the tokenizer gives it; a sliced vocabulary makes it again in its kept tokens and records that itself
+        outputs["data"] = plan.training.describe()
         for technique in techniques:
             model = technique.after_load(model, plan)
+        training = plan.training
         budget.account_for_paged_optimizer(plan, model)
+    # the tokenizer as the model source gives it, read as `vramlab check --fresh` reads it (a loader may add to its own)
+    given = sources.source_tokenizer(settings["model"], seed=settings["seed"], revision=settings["revision"])
+    outputs["fingerprint"] = fingerprint(resolved, given, training.fingerprint,
+                                         plan.token_map.kept if plan.token_map else None)
     trackers.get("compute").model_known(getattr(getattr(model, "base_model", model), "config", model.config),
                                         training.mean_length)
     with trackers.phase("trainer"):

@@ -13,27 +13,28 @@ from typing import Any
 
 import yaml
 
-from harness.core.atomic_files import write_text_atomic
 from harness.core.environment_variables import ablations_folder, device_slots_problem, max_cells
 from harness.core.errors import UsageError
-from harness.core.made_folders import make_folders
-from harness.core.path_problems import file_in_the_way, not_a_regular_file
+from harness.core.path_problems import not_a_regular_file
 from harness.core.suggest import did_you_mean
 from harness.data.training import sequences_needed
 from harness.spec.ceiling import CeilingSpec, CeilingSpecError
 from harness.spec.cell_checks import chat_template_problem, name_contradiction
 from harness.spec.cells import Cell
+from harness.spec.comparisons import ComparisonPlan, ComparisonSpecError
+from harness.spec.comparisons import parse as parse_comparisons
 from harness.spec.design import ReportDesign, ReportSpecError, resolve
+from harness.spec.groups import group_name
 from harness.spec.settings import SETTINGS, defaults
 from harness.stack.models.facts import ModelSourceError, facts
-from harness.stack.models.hub import hub_problem
+from harness.stack.models.hub import UNPINNED, HubModelError, commit_of, hub_problem, is_hub_id
 from harness.stack.models.sources import missing_parts_problem
 from harness.tasks.catalog import PROJECT_TASKS, scores_training_documents
 from harness.tasks.names import unknown_task_problem
 from harness.tasks.plan import EvaluationPlan, EvaluationSpecError
 
 TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells", "include", "exclude",
-                  "seeds", "concurrent_cells", "predicted_oom", "evaluation", "ceiling", "report")
+                  "seeds", "concurrent_cells", "predicted_oom", "evaluation", "ceiling", "report", "comparisons")
 DESIGNS = ("full", "one_at_a_time", "list")
 PREDICTED_OOM = ("run", "skip")
 MATRIX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -41,7 +42,8 @@ MATRIX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 # `/seed=N` suffix that seeds add, so it holds no path separator, newline, table bar or LaTeX special but `_`
 CELL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=@,-]{0,99}$")
 # sections that hold keys: one written with nothing under it is a mistake, not "no section"
-SECTIONS = ("fixed", "axes", "baseline", "cells", "include", "exclude", "seeds", "evaluation", "ceiling", "report")
+SECTIONS = ("fixed", "axes", "baseline", "cells", "include", "exclude", "seeds", "evaluation", "ceiling", "report",
+            "comparisons")
 
 
 def ablation_dirs() -> list[Path]:
@@ -97,13 +99,8 @@ def shipped_matrices() -> dict[str, Path]:
     return shipped
 
 
-def matrix_identity(path: Path) -> str:
-    """What owns results/<name>/: a matrix under an ablations/ folder by its name there, any other by its path."""
-    return f"ablations/{path.name}" if path.resolve().parent.name == "ablations" else str(path.resolve())
-
-
 def results_folder_owner(marker: Path) -> str:
-    """The matrix a results folder's .matrix file names (matrix_identity's form); a damaged one is one line."""
+    """The matrix a results folder's .matrix file names (harness/spec/owners.py); a damaged one is one line."""
     try:
         owner = marker.read_bytes().decode("utf-8").strip()
     except UnicodeDecodeError:
@@ -118,26 +115,6 @@ def foreign_folder(path: Path, folder: Path, owner: str) -> str:
     """What is said where a matrix file would write into the results folder of another."""
     return (f"{path}: {folder}/ holds the results of another matrix file ({owner}), as its .matrix file says; "
             "rename this file (its name becomes the results folder's), or give another results folder")
-
-
-def claim_results_folder(results_dir: Path, name: str, path: Path, write: bool = True) -> None:
-    """Two different matrix files never share one results folder: the first to write there owns it. `write`
-    False only checks (a dry run changes nothing)."""
-    marker = Path(results_dir) / name / ".matrix"
-    blocker = file_in_the_way(marker)
-    if blocker is not None:
-        raise MatrixError(f"{blocker} is a file, not a folder, so the results of {name} cannot be kept under it; "
-                          "move it away or give another results folder")
-    identity = matrix_identity(path)
-    if marker.is_file():
-        owner = results_folder_owner(marker)
-        if owner != identity:
-            raise MatrixError(foreign_folder(path, marker.parent, owner))
-        return
-    if not write:
-        return
-    make_folders(marker.parent)
-    write_text_atomic(marker, identity + "\n")  # a full disk leaves no empty owner file
 
 
 # folders of results/ and reports/ that hold no matrix's cells: a matrix of that name would write among them
@@ -174,7 +151,7 @@ def _kind(value: Any) -> str:
             bool: "true/false", type(None): "nothing"}.get(type(value), type(value).__name__)
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class UniqueKeyLoader(yaml.SafeLoader):
     """Safe YAML that refuses a key written twice in one mapping (plain YAML keeps the last silently)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -279,7 +256,7 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
                           "save the file as UTF-8") from None
     try:
         # a SafeLoader subclass: no arbitrary objects; it refuses control characters (NUL, BEL) as it starts
-        loader = _UniqueKeyLoader(text)
+        loader = UniqueKeyLoader(text)
     except yaml.YAMLError as err:
         raise _not_yaml(path, err) from None
     try:
@@ -459,8 +436,8 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
             raise check.fail(f"cells.{given_name}", f"{contradiction}; name the cell by what it is")
         repeats = [{}] if seeds is None or "seed" in varied else [{"seed": seed} for seed in seeds]
         for repeat in repeats:
-            settings = {**base, **varied, **repeat}
             label = given_name or _readable_name(varied)
+            settings = _pinned(check, label, {**base, **varied, **repeat})
             cell = Cell(matrix=name, name=f"{label}/seed={repeat['seed']}" if repeat else label,
                         settings=settings, varied={**varied, **repeat})
             if cell.cell_id in seen:
@@ -494,7 +471,21 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
         resolve(spec, cells)
     except ReportSpecError as err:
         raise check.fail("report", str(err)) from None
+    _comparisons(check, spec, plan, cells)
     return cells
+
+
+def _comparisons(check: _Checker, spec: dict[str, Any], plan: EvaluationPlan,
+                 cells: list[Cell]) -> ComparisonPlan | None:
+    """The matrix's `comparisons:` section checked against its groups and tasks; None where it has none."""
+    if "comparisons" not in spec:
+        return None
+    groups = list(dict.fromkeys(group_name(cell.name) for cell in cells))
+    try:
+        families = {task: PROJECT_TASKS[task].family if task in PROJECT_TASKS else None for task in plan.tasks}
+        return parse_comparisons(spec["comparisons"], groups, families)
+    except ComparisonSpecError as err:
+        raise check.fail("comparisons", str(err)) from None
 
 
 # direction overrides and isolates: they make text read other than it is stored (the "Trojan Source" trick)
@@ -523,6 +514,18 @@ def _written(spec: dict[str, Any]) -> dict[str, str]:
             if name in SETTINGS:
                 written.setdefault(name, where)
     return written
+
+
+def _pinned(check: _Checker, label: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """A hub id's revision as the commit it names (harness/stack/models/hub.py): the cell's id, and its result, are
+    that commit's, whatever the branch or tag says later."""
+    revision = settings.get("revision", UNPINNED)
+    if revision == UNPINNED or not is_hub_id(str(settings["model"])):  # elsewhere it acts in no cell: _idle_setting
+        return settings
+    try:
+        return {**settings, "revision": commit_of(str(settings["model"]), revision)}
+    except HubModelError as err:
+        raise check.fail(f"{label}.revision", str(err)) from None
 
 
 def _idle_setting(check: _Checker, written: dict[str, str], cells: list[Cell]) -> None:
@@ -609,7 +612,7 @@ def _ceiling_within_positions(check: _Checker, cell: Cell, ceiling: CeilingSpec)
     """A search whose range passes what a probe may reach (PROBE_POSITIONS_FACTOR x the model's positions) would
     have run-cell refuse its probes there, one after another; said once, before any probe."""
     try:
-        model = facts(cell.settings["model"])
+        model = facts(cell.settings["model"], cell.settings.get("revision", UNPINNED))
     except ModelSourceError:
         return  # _check_against_model has said it
     if model is not None and model.max_positions and ceiling.high > model.max_positions * PROBE_POSITIONS_FACTOR:
@@ -633,11 +636,11 @@ def _check_against_model(check: _Checker, cell: Cell, positions_factor: int = 1)
     """What the model's config tells before any weight is loaded: positions, vocabulary, layer names."""
     s = cell.settings
     try:
-        model = facts(s["model"])
+        model = facts(s["model"], s.get("revision", UNPINNED))
     except ModelSourceError as err:
         raise check.fail(f"{cell.name}.model", str(err)) from None
     if model is None:  # a hub id: loaded from the hub's cache, or from the hub
-        problem = hub_problem(s["model"])
+        problem = hub_problem(s["model"], s.get("revision", UNPINNED))
         if problem:
             raise check.fail(f"{cell.name}.model", problem)
         return
@@ -656,7 +659,7 @@ def _check_against_model(check: _Checker, cell: Cell, positions_factor: int = 1)
                   " as RoPE scaling extends them)" if positions_factor > 1 else "")
         raise check.fail(f"{cell.name}.context", f"{s['context']:,} tokens, but {s['model']} has "
                                                  f"{model.max_positions:,} positions{scaled}")
-    if model.vocab_size and s["vocabulary"] != "native" and s["vocabulary"] >= model.vocab_size:
+    if model.vocab_size and isinstance(s["vocabulary"], int) and s["vocabulary"] >= model.vocab_size:
         raise check.fail(f"{cell.name}.vocabulary", f"{s['vocabulary']:,} is not smaller than the "
                                                     f"{model.vocab_size:,} tokens of {s['model']}")
     layers = model.linear_layers
@@ -720,6 +723,14 @@ def evaluation_plan(matrix: str) -> EvaluationPlan:
         return EvaluationPlan.parse(spec.get("evaluation") if isinstance(spec, dict) else None)
     except EvaluationSpecError as err:
         raise MatrixError(f"{matrix_path(matrix)}: evaluation: {err}") from None
+
+
+def comparison_plan(matrix: str) -> ComparisonPlan | None:
+    """The matrix's `comparisons:` section (harness/spec/comparisons.py), parsed; None where it has none (the report
+    then derives its comparisons from the cells)."""
+    name, spec = load_matrix(matrix)
+    cells = expand_spec(name, spec, source=str(matrix_path(matrix)), check_model=False)
+    return _comparisons(_Checker(str(matrix_path(matrix))), spec, evaluation_plan(matrix), cells)
 
 
 def design_of(matrix: str) -> ReportDesign:

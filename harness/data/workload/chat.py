@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.data.workload.spelling import Spell, spread
 from harness.data.workload.truncation import DoesNotFit
 
 Message = dict[str, str]
@@ -27,6 +28,7 @@ class Example:
     source: str = ""
     prefix_tokens: int = 0  # tokens before the first trained one (document examples)
     notes: tuple[str, ...] = field(default=())  # what was cut to fit, if anything
+    marks: bytes = b""  # spelled in a sliced vocabulary: what each token came from (harness/data/workload/spelling.py)
 
     def record(self) -> dict[str, list[int]]:
         """The columns TRL's SFTTrainer reads from a pre-tokenized dataset (with completion_only_loss)."""
@@ -80,31 +82,42 @@ def _turn_starts(messages: Sequence[Message]) -> list[int]:
     return [i for i in range(first + 1, len(messages)) if messages[i]["role"] == "user"]
 
 
-def chat_example(tokenizer: Any, messages: Sequence[Message], context: int) -> Example:
+def chat_example(tokenizer: Any, messages: Sequence[Message], context: int, spell: Spell | None = None) -> Example:
     """The conversation rendered with the tokenizer's chat template, loss on assistant tokens only, at most
     `context` tokens: an over-long one loses whole turns from the left (the system message stays); if its
     last turn alone is too long, it is cut at `context` tokens, and DoesNotFit is raised when no assistant
-    token would remain."""
+    token would remain. With `spell` (a sliced vocabulary), the conversation is spelled in the model's own tokens
+    before it is fitted, and what is left is never cut: DoesNotFit instead."""
     if context < 1:
         raise ValueError(f"context must be positive, got {context}")
     if not any(m.get("role") == "assistant" for m in messages):
         raise ValueError("the conversation has no assistant message, so nothing would be trained")
     system = list(messages[:1]) if messages and messages[0]["role"] == "system" else []
     notes: list[str] = []
-    ids, mask = _pieces(tokenizer, messages)
+
+    def rendered(kept: Sequence[Message]) -> tuple[list[int], list[int], bytes]:
+        ids, mask = _pieces(tokenizer, kept)
+        if spell is None:
+            return ids, mask, b""
+        spelled, marks = spell(ids)
+        return spelled, spread(mask, marks), marks
+
+    ids, mask, marks = rendered(messages)
     for start in _turn_starts(messages):
         if len(ids) <= context:
             break
         kept = system + list(messages[start:])
         if not any(m["role"] == "assistant" for m in kept):
             break
-        ids, mask = _pieces(tokenizer, kept)
+        ids, mask, marks = rendered(kept)
         notes = [f"dropped the first {start - len(system)} of {len(messages) - len(system)} non-system messages "
                  f"to fit {context} tokens"]
     needed = len(ids)
+    if needed > context and spell is not None:
+        raise DoesNotFit(needed, context, "the last turn alone is longer than the context once spelled")
     if needed > context:
         notes.append(f"cut the last {len(ids) - context} of {len(ids)} tokens")
         ids, mask = ids[:context], mask[:context]
     if not any(mask):
         raise DoesNotFit(needed, context, "no assistant token fits: the last turn's prompt alone is too long")
-    return Example(ids, mask, "chat", 0, tuple(notes))
+    return Example(ids, mask, "chat", 0, tuple(notes), marks)

@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.data.workload.chat import Example, TemplateError, chat_example
 from harness.data.workload.documents import SECTION_SEPARATOR, Document
+from harness.data.workload.spelling import Spell, counted
 from harness.data.workload.truncation import DoesNotFit, allocate, kept_pieces
 
 __all__ = ["DEFAULT_TARGETS", "Example", "TemplateError", "TrainingSet", "TrainingStats", "chat_example",
@@ -20,6 +21,8 @@ Encode = Callable[[str], list[int]]
 Decode = Callable[[list[int]], str]
 # where evaluation targets sit, as fractions of the way through a document's sections
 DEFAULT_TARGETS = (0.25, 0.5, 0.75, 1.0)
+# tokens kept free for the question after an untruncated context ("\n\nQuestion: ...\nAnswer:")
+QUESTION_ROOM = 48
 
 
 @dataclass(frozen=True)
@@ -30,9 +33,12 @@ class TrainingStats:
     targets_cut: int  # targets longer than the context, cut to their first `context` tokens
     sections_dropped: int  # preceding sections left out entirely, summed over examples
     sections_cut: int  # preceding sections kept in part, summed over examples
+    targets_skipped: int = 0  # (document, section) pairs passed over: the target alone, spelled, is too long
+    text_tokens: int | None = None  # spelled: the tokenizer's tokens the examples hold
+    outside_tokens: int | None = None  # spelled: of those, the ones outside the kept set
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {name: value for name, value in asdict(self).items() if value is not None}
 
 
 @dataclass(frozen=True)
@@ -46,21 +52,50 @@ class TrainingSet:
 
 class _Tokens:
     """Each section of each document tokenized once, however many examples use it; kept as 8-byte arrays,
-    since a corpus of 140k-token reports held as lists of Python ints would take ~36 bytes a token."""
+    since a corpus of 140k-token reports held as lists of Python ints would take ~36 bytes a token. With `spell`,
+    in the sliced model's own tokens, each with its mark (harness/data/workload/spelling.py)."""
 
-    def __init__(self, encode: Encode) -> None:
-        self.encode = encode
-        self.separator = array("q", encode(SECTION_SEPARATOR))
+    def __init__(self, encode: Encode, spell: Spell | None = None) -> None:
+        self.encode, self.spell = encode, spell
+        self.separator, self.separator_marks = self._read(SECTION_SEPARATOR)
         self._cache: dict[int, list[array[int]]] = {}
+        self._marks: dict[int, list[bytes]] = {}
+
+    def _read(self, text: str) -> tuple[array[int], bytes]:
+        ids = self.encode(text)
+        if self.spell is None:
+            return array("q", ids), b""
+        spelled, marks = self.spell(ids)
+        return array("q", spelled), marks
 
     def sections(self, index: int, document: Document) -> list[array[int]]:
         if index not in self._cache:
-            self._cache[index] = [array("q", self.encode(s.text)) for s in document.sections]
+            read = [self._read(s.text) for s in document.sections]
+            self._cache[index] = [ids for ids, _ in read]
+            self._marks[index] = [marks for _, marks in read]
         return self._cache[index]
+
+    def marks(self, index: int, document: Document) -> list[bytes]:
+        self.sections(index, document)
+        return self._marks[index]
 
 
 def _where(document: Document, k: int) -> str:
     return f"{document.doc_id}, section {k + 1} of {len(document.sections)}"
+
+
+def _kept(pieces: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]], separator: Sequence[int]) -> list[int]:
+    """The kept part of each piece (a section and the separator after it): whole, a tail (which already ends with
+    the separator), or a head that still ends with the separator."""
+    out: list[int] = []
+    for piece, (start, end) in zip(pieces, spans, strict=True):
+        if start > 0 or end == len(piece):
+            out.extend(piece[start:end])
+        elif end > 0:
+            content = piece[:max(end - len(separator), 0)]
+            out.extend(content)
+            out.extend(separator[:end - len(content)])
+    return out
 
 
 def _training_example(tokens: _Tokens, index: int, document: Document, k: int, context: int, policy: str,
@@ -74,44 +109,62 @@ def _training_example(tokens: _Tokens, index: int, document: Document, k: int, c
         spans = allocate([len(p) for p in prefix], context - len(target), policy, decay)
     except DoesNotFit as error:
         raise DoesNotFit(error.needed, error.budget, f"{error.detail} ({_where(document, k)})") from None
-    sep = tokens.separator
-    ids: list[int] = []
-    for piece, (start, end) in zip(prefix, spans, strict=True):
-        if start > 0 or end == len(piece):
-            ids.extend(piece[start:end])  # whole, or a tail that already ends with the separator
-        elif end > 0:
-            content = piece[:max(end - len(sep), 0)]
-            ids.extend(content + sep[:end - len(content)])
+    ids = _kept(prefix, spans, tokens.separator)
+    marks = b""
+    if tokens.spell is not None:  # the same cuts applied to the marks of the spelled tokens
+        section_marks = tokens.marks(index, document)
+        marks = bytes(_kept([m + tokens.separator_marks for m in section_marks[:k]], spans, tokens.separator_marks))
+        marks += section_marks[k][:context]
     dropped = sum(1 for start, end in spans if end == start)
     cut = sum(1 for (start, end), piece in zip(spans, prefix, strict=True) if 0 < end - start < len(piece))
     notes = (f"target cut from {len(sections[k])} to {context} tokens",) if cut_target else ()
-    example = Example(ids + list(target), [0] * len(ids) + [1] * len(target), _where(document, k), len(ids), notes)
+    example = Example(ids + list(target), [0] * len(ids) + [1] * len(target), _where(document, k), len(ids), notes,
+                      marks)
     return example, dropped, cut, cut_target
 
 
 def training_examples(documents: Sequence[Document], encode: Encode, context: int, policy: str, decay: float,
-                      count: int, seed: int) -> TrainingSet:
+                      count: int, seed: int, spell: Spell | None = None) -> TrainingSet:
     """`count` examples of at most `context` tokens, targets chosen by a seeded shuffle of every
     (document, section) pair but the first sections, cycling when `count` exceeds them. With policy
-    'none', the first example whose preceding text does not fit raises DoesNotFit."""
+    'none', the first example whose preceding text does not fit raises DoesNotFit.
+
+    With `spell` (a sliced vocabulary), every section is spelled in the model's own tokens before the policy cuts
+    its preceding text, so the context is filled in the tokens the model reads; a target is then never cut: one
+    that alone is longer than the context is passed over for the next pair, and counted (`targets_skipped`)."""
     if context < 1 or count < 0:
         raise ValueError(f"need context >= 1 and count >= 0, got {context} and {count}")
     pairs = [(i, k) for i, document in enumerate(documents) for k in range(1, len(document.sections))]
     if not pairs:
         raise ValueError("no document has a second section, so there is nothing to train on")
     random.Random(seed).shuffle(pairs)
-    tokens = _Tokens(encode)
+    tokens = _Tokens(encode, spell)
     examples: list[Example] = []
     dropped = cut = targets_cut = 0
-    for n in range(count):
-        i, k = pairs[n % len(pairs)]
+    skipped: set[tuple[int, int]] = set()
+    turn = 0
+    for _ in range(count):
+        i, k = pairs[turn % len(pairs)]
+        turn += 1
+        while spell is not None and len(tokens.sections(i, documents[i])[k]) > context:
+            skipped.add((i, k))
+            if len(skipped) == len(pairs):
+                shortest = min(len(tokens.sections(i, documents[i])[k]) for i, k in pairs)
+                raise DoesNotFit(shortest, context, "no target section fits the context whole once spelled")
+            i, k = pairs[turn % len(pairs)]
+            turn += 1
         example, d, c, t = _training_example(tokens, i, documents[i], k, context, policy, decay)
         examples.append(example)
         dropped, cut, targets_cut = dropped + d, cut + c, targets_cut + t
+    text = outside = None
+    if spell is not None:
+        counts = [counted(e.marks) for e in examples]
+        text, outside = sum(c[0] for c in counts), sum(c[1] for c in counts)
     stats = TrainingStats(
         examples=len(examples), tokens=sum(len(e.input_ids) for e in examples),
         mean_prefix_tokens=sum(e.prefix_tokens for e in examples) / len(examples) if examples else 0.0,
-        targets_cut=targets_cut, sections_dropped=dropped, sections_cut=cut)
+        targets_cut=targets_cut, sections_dropped=dropped, sections_cut=cut, targets_skipped=len(skipped),
+        text_tokens=text, outside_tokens=outside)
     return TrainingSet(examples, stats, policy, decay, context)
 
 
@@ -121,6 +174,27 @@ def target_sections(section_count: int, targets: Sequence[float] = DEFAULT_TARGE
     if section_count < 2:
         return []
     return sorted({min(section_count - 1, max(1, int(f * (section_count - 1) + 0.5))) for f in targets})
+
+
+def untruncated_targets(sections: Sequence[Sequence[int]], separator: int, limit: int,
+                        tail: Callable[[int], int] = lambda k: 0) -> list[int]:
+    """0-based sections (never the first) whose whole preceding text, joined by separators of `separator`
+    tokens, and `tail(k)` tokens after it fit in `limit` tokens: the targets truncation 'none' can ask about.
+    A margin of 1% (at least 16 tokens) covers the tokens that re-tokenizing the joined text can add at seams."""
+    margin = max(16, limit // 100)
+    found, before = [], 0
+    for k in range(1, len(sections)):
+        before += len(sections[k - 1]) + separator
+        if before > limit:
+            break
+        if before + tail(k) <= limit - margin:
+            found.append(k)
+    return found
+
+
+def _with_target(sections: Sequence[Sequence[int]], separator: int) -> Callable[[int], int]:
+    """The tokens a target section adds after its preceding text: the separator and the section."""
+    return lambda k: len(sections[k]) + separator
 
 
 def _fit_context(sections: Sequence[Sequence[int]], encode: Encode, decode: Decode, suffix: str, limit: int,
@@ -153,9 +227,14 @@ def recall_items(documents: Sequence[Document], encode: Encode, decode: Decode, 
     recently the untruncated text stated the answer (facts that are referred back to recur). `choose`, given
     the number of candidate items, returns the positions to build (building a long prompt is the cost)."""
     tokens = _Tokens(encode)
+    if policy == "none":  # nothing is cut: every section whose whole preceding text fits is a target
+        room = context - answer_tokens - QUESTION_ROOM
+        chosen_targets = [untruncated_targets(tokens.sections(i, d), len(tokens.separator), room)
+                          for i, d in enumerate(documents)]
+    else:
+        chosen_targets = [target_sections(len(d.sections), targets) for d in documents]
     candidates = [(index, document, k, fact) for index, document in enumerate(documents)
-                  for k in target_sections(len(document.sections), targets)
-                  for fact in document.facts if fact.introduced_in < k]
+                  for k in chosen_targets[index] for fact in document.facts if fact.introduced_in < k]
     chosen = choose(len(candidates)) if choose is not None else range(len(candidates))
     items = []
     for index, document, k, fact in (candidates[i] for i in chosen):
@@ -187,7 +266,12 @@ def section_items(documents: Sequence[Document], encode: Encode, decode: Decode,
     items = []
     for index, document in enumerate(documents):
         sections = tokens.sections(index, document)
-        for k in target_sections(len(sections), targets):
+        chosen = target_sections(len(sections), targets)
+        if policy == "none":  # the targets at those fractions of the sections whose whole preceding text fits
+            fitting = untruncated_targets(sections, len(tokens.separator), context - 1,
+                                          _with_target(sections, len(tokens.separator)))
+            chosen = [fitting[i - 1] for i in target_sections(len(fitting) + 1, targets)]
+        for k in chosen:
             target = sections[k]
             room = context - 1 - len(tokens.separator)
             cut = len(target) > room

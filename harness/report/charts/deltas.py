@@ -8,17 +8,23 @@ from __future__ import annotations
 
 import math
 
+from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from harness.report.charts.style import (
+    ROW_IN,
     Palette,
     budget_mark,
     figure,
+    figure_of,
     legend_outside,
     limits,
     memory_axis,
+    narrow_width,
     nothing_to_draw,
+    renderer,
     rows_top_down,
 )
 from harness.report.frames import Frames
@@ -29,18 +35,41 @@ from harness.spec.chart_widths import DOUBLE_IN
 LABEL_ROOM = 0.3
 
 
-def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN) -> Figure:
-    design, deltas = frames.design, frames.deltas
+def values_inside(ax: Axes) -> None:
+    """The axis widened until every value written beyond a bar's end lies inside the panel (a long value beside
+    a narrow panel would otherwise reach into the row names)."""
+    fig = figure_of(ax)
+    drawn = renderer(fig)
+    for _ in range(3):
+        fig.draw_without_rendering()
+        frame = ax.get_window_extent(drawn)
+        boxes = [t.get_window_extent(drawn) for t in ax.texts]
+        short_left = max([frame.x0 - b.x0 for b in boxes] + [0.0])
+        short_right = max([b.x1 - frame.x1 for b in boxes] + [0.0])
+        if short_left <= 0 and short_right <= 0:
+            return
+        low, high = ax.get_xlim()
+        per_pixel = (high - low) / frame.width
+        ax.set_xlim(low - 1.1 * short_left * per_pixel, high + 1.1 * short_right * per_pixel)
+
+
+def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN, part: list[str] | None = None) -> Figure:
+    """part: the groups to draw (a part of a figure split to stay within a column's height), on the axes of
+    all."""
+    design, every = frames.design, frames.deltas
+    deltas = every[every["group"].isin(part)] if part is not None else every
     baseline_ok = frames.table.at[design.baseline, "status"] == "ok"
-    panels = [("d_peak", memory_axis(frames.on_cpu, "Δ peak"), f"+.{gib_digits(deltas['d_peak'])}f")]
+    panels = [("d_peak", memory_axis(frames.on_cpu, "Δ peak"), f"+.{gib_digits(every['d_peak'])}f")]
     if design.throughput_measured:
         panels.append(("d_tokens_pct", "Δ training tokens/s (%)", "+.1f"))
-    fig, axes = figure(1, len(panels), width=width, height=0.22 * len(deltas) + 1.1, sharey=True)
+    fig, axes = figure(1, len(panels), width=width, height=ROW_IN[narrow_width(width)] * len(deltas) + 1.1,
+                       sharey=True)
     rows = list(range(len(deltas)))
-    budget_entry: list = []
+    own_model = bool((every["reference"] != design.baseline).any())
+    budget_entry: list[Artist] = []
     for ax, (metric, label, fmt) in zip(axes[0], panels, strict=True):
-        values = deltas[metric]
-        errors = deltas[f"{metric}_se"]
+        values = every[metric]  # the axis of every part alike
+        errors = every[f"{metric}_se"]
         ends = [v + sign * (e if e == e else 0) for v, e in zip(values, errors, strict=True) if v == v
                 for sign in (-1, 1)]
         low, high = min([0.0, *ends]), max([0.0, *ends])
@@ -76,19 +105,22 @@ def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN) -> Figure:
                     high + room * span if high > 0 else 0.02 * span)
         if headroom is not None:
             budget_entry = budget_mark(ax, headroom, low <= headroom <= high,
-                                       label=f"headroom to the {frames.budget:.2f} GiB budget: {headroom:+.2f} GiB")
+                                       label=f"headroom to the {frames.budget:.2f} GiB budget: {headroom:+.2f} GiB"
+                                       + (f" (from {design.baseline})" if own_model else ""))
         ax.set_xlabel(label)
         ax.grid(axis="x", color="0.9", linewidth=0.6)
+        values_inside(ax)
         if not baseline_ok:
             nothing_to_draw(ax, f"the baseline {design.baseline} did not train: nothing to compare against")
-    fig.suptitle(f"Each change against {design.baseline}", fontsize=9)
-    rows_top_down(axes[0][0], list(deltas["group"]))
-    handles = []
+    fig.suptitle(f"Each change against {design.baseline}", fontsize=9)  # another model's cells name theirs
+    rows_top_down(axes[0][0], [g if r == design.baseline else f"{g} (vs {r})"
+                               for g, r in zip(deltas["group"], deltas["reference"], strict=True)])
+    handles: list[Artist] = []
     if deltas["peak_reached"].any():
         handles.append(Patch(facecolor="0.6", hatch="///", edgecolor="white",
                              label="ran out of memory: needs at least this much"))
     if deltas[[f"{m}_se" for m, _, _ in panels]].notna().any().any():
         handles.append(Patch(facecolor="none", edgecolor="none", label="error bars: standard error over seeds"))
     handles += budget_entry
-    legend_outside(axes[0][-1], handles, [h.get_label() for h in handles])
+    legend_outside(axes[0][-1], handles)
     return fig

@@ -6,18 +6,24 @@ deviation over seeds, cut at 0 (no score is negative). Colours and markers are t
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from harness.report.charts.parts import within
 from harness.report.charts.style import (
+    COLUMN_MAX_HEIGHT_IN,
+    DOUBLE_MAX_HEIGHT_IN,
+    ROW_IN,
     Palette,
     figure,
     label_points,
     legend_outside,
     limits,
     memory_axis,
+    narrow_width,
     nothing_to_draw,
     rows_top_down,
 )
@@ -27,8 +33,9 @@ from harness.report.pareto_fronts import fronts_by_context
 from harness.report.quality_findings import main_metric, summarize
 from harness.spec.chart_widths import DOUBLE_IN
 
-# more tasks than this in one figure and the panels get too small to read
-MOST_TASKS = 6
+# tasks in one figure, by whether it is a column wide: more and the panels get too small to read, so the chart is
+# split into parts (every task is drawn, in one part or another)
+TASKS_PER_FIGURE = {"by_cell": {False: 4, True: 2}, "against_memory": {False: 6, True: 4}}
 # the untrained scores join a panel's axis only if it then spans at most this many times the trained scores'
 UNTRAINED_SPAN = 3.0
 # white with a black edge: it shows on a bar of any colour
@@ -39,9 +46,30 @@ def _better(part: pd.DataFrame) -> str:
     return "higher" if part["higher_is_better"].any() else "lower"
 
 
-def _scores(quality: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+def _scores(quality: pd.DataFrame, tasks: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
     table = summarize(quality)
-    return table, list(dict.fromkeys(table["task"]))[:MOST_TASKS]
+    return table, tasks if tasks is not None else list(dict.fromkeys(table["task"]))
+
+
+def _task_runs(quality: pd.DataFrame, chart: str, width: float) -> list[list[str]]:
+    every = list(dict.fromkeys(summarize(quality)["task"]))
+    size = TASKS_PER_FIGURE[chart][narrow_width(width)]
+    return [every[i:i + size] for i in range(0, len(every), size)] or [[]]
+
+
+def by_cell_parts(frames: Frames, palette: Palette, quality: pd.DataFrame, width: float = DOUBLE_IN) -> list[Figure]:
+    """by_cell over every task, in parts of a few tasks and, at a column's width, of as many cells as fit its
+    height."""
+    groups = list(dict.fromkeys(summarize(quality)["group"]))
+    most = COLUMN_MAX_HEIGHT_IN if narrow_width(width) else DOUBLE_MAX_HEIGHT_IN
+    return [fig for tasks in _task_runs(quality, "by_cell", width)
+            for fig in within(partial(by_cell, frames, palette, quality, width, tasks), groups or [""], most)]
+
+
+def against_memory_parts(frames: Frames, palette: Palette, quality: pd.DataFrame,
+                         width: float = DOUBLE_IN) -> list[Figure]:
+    return [against_memory(frames, palette, quality, width, tasks)
+            for tasks in _task_runs(quality, "against_memory", width)]
 
 
 def _no_scores(width: float) -> Figure:
@@ -56,13 +84,14 @@ def spread_from_zero(means: pd.Series, sd: pd.Series) -> list[list[float]]:
     return [list(pd.concat([means, sd], axis=1).min(axis=1)), list(sd)]
 
 
-def against_memory(frames: Frames, palette: Palette, quality: pd.DataFrame, width: float = DOUBLE_IN) -> Figure:
-    table, tasks = _scores(quality)
+def against_memory(frames: Frames, palette: Palette, quality: pd.DataFrame, width: float = DOUBLE_IN,
+                   tasks: list[str] | None = None) -> Figure:
+    table, tasks = _scores(quality, tasks)
     if not tasks:
         return _no_scores(width)
     columns = min(len(tasks), 2 if width < 5 else 3)
     rows = math.ceil(len(tasks) / columns)
-    fig, axes = figure(rows, columns, width=width, height=(1.9 if width < 5 else 2.3) * rows)
+    fig, axes = figure(rows, columns, width=width, height=(1.45 if width < 5 else 2.3) * rows)
     for ax in axes.flat[len(tasks):]:
         ax.set_visible(False)
     memory = frames.table["peak_device"]
@@ -88,7 +117,7 @@ def against_memory(frames: Frames, palette: Palette, quality: pd.DataFrame, widt
                                for g in on_front.index]
         fronts = fronts_by_context(on_front, "peak", "mean", gain_higher=_better(part) == "higher")
         for handle in front_lines(ax, on_front, fronts, "peak", "mean"):
-            front_handles.setdefault(handle.get_label(), handle)
+            front_handles.setdefault(str(handle.get_label()), handle)
         ax.set_xlabel(memory_axis(frames.on_cpu))
         ax.set_ylabel(f"{task} {metric}\n({_better(part)} is better)")
         ax.grid(color="0.9", linewidth=0.6)
@@ -102,7 +131,7 @@ def against_memory(frames: Frames, palette: Palette, quality: pd.DataFrame, widt
     if front_handles:
         handles.append(Line2D([], [], linestyle="", label="front: no cell at its context needs less memory and "
                                                           "scores better"))
-    legend_outside(axes[0][columns - 1], handles, [h.get_label() for h in handles], below=True)
+    legend_outside(axes[0][columns - 1], handles, below=True)
     for ax, x, part, labelled in named:  # named last, on the final layout
         if any(labelled):
             points = list(zip(x, part["mean"], strict=True))
@@ -113,15 +142,19 @@ def against_memory(frames: Frames, palette: Palette, quality: pd.DataFrame, widt
     return fig
 
 
-def by_cell(frames: Frames, palette: Palette, quality: pd.DataFrame, width: float = DOUBLE_IN) -> Figure:
+def by_cell(frames: Frames, palette: Palette, quality: pd.DataFrame, width: float = DOUBLE_IN,
+            tasks: list[str] | None = None, shown_groups: list[str] | None = None) -> Figure:
     """Each task's main metric per cell: the trained score (mean, standard deviation over seeds) as a dot with its
     interval, the same model untrained as a diamond, on an axis fitted to the scores, so both the effect of a
     setting and the gain from training show however small."""
-    table, tasks = _scores(quality)
+    table, tasks = _scores(quality, tasks)
     if not tasks:
         return _no_scores(width)
-    groups = list(dict.fromkeys(table["group"]))
-    fig, axes = figure(1, len(tasks), width=width, height=0.2 * len(groups) + 1.2, sharey=True)
+    every = table
+    groups = shown_groups if shown_groups is not None else list(dict.fromkeys(table["group"]))
+    table = table[table["group"].isin(groups)]
+    fig, axes = figure(1, len(tasks), width=width, height=ROW_IN[narrow_width(width)] * len(groups) + 1.3,
+                       sharey=True)
     off_axis = False
     for ax, task in zip(axes[0], tasks, strict=True):
         metric = main_metric(quality, task)
@@ -134,7 +167,10 @@ def by_cell(frames: Frames, palette: Palette, quality: pd.DataFrame, width: floa
             ax.errorbar(means.iloc[i], groups.index(group), xerr=[[errors[0][i]], [errors[1][i]]],
                         fmt=palette.marker(change), color=palette(change), markersize=4, capsize=2,
                         elinewidth=0.8, zorder=3)
-        low, high = _fitted(list(means - sd.fillna(0)) + list(means + sd.fillna(0)), part.loc[shown, "baseline"])
+        # the axis of every part alike: fitted to the task's scores over all cells
+        whole = every[(every["task"] == task) & (every["metric"] == metric)]
+        low, high = _fitted(list(whole["mean"] - whole["sd"].fillna(0)) + list(whole["mean"] + whole["sd"].fillna(0)),
+                            whole["baseline"])
         ax.set_xlim(low, high)
         rows = [groups.index(g) for g in shown]
         untrained = part.loc[shown, "baseline"]
@@ -156,7 +192,7 @@ def by_cell(frames: Frames, palette: Palette, quality: pd.DataFrame, width: floa
     if off_axis:
         handles.append(Line2D([], [], marker=">", markersize=4, color="black", linestyle="",
                               label="untrained, beyond the axis's edge (its score: the quality table)"))
-    legend_outside(axes[0][-1], handles, [h.get_label() for h in handles], below=True)
+    legend_outside(axes[0][-1], handles, below=True)
     return fig
 
 

@@ -1,4 +1,4 @@
-"""Exact recall of planted facts against how many sections before the question they were introduced, one panel
+"""Recall of planted facts against how many sections before the question they were introduced, one panel
 per context, one line per truncation policy (trained: solid, mean over seeds with the seeds' standard deviation;
 untrained: dashed), from the report's items.csv. Drawn at the stated width (harness/spec/chart_widths.py) with no
 text under 7 pt, so that it goes into a paper as it is."""
@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from harness.report.charts.style import figure, legend_outside, nothing_to_draw
 from harness.report.charts.technique_colours import TOL_MUTED
-from harness.report.quality_claims import recall_by_age
+from harness.report.recall_by_age import recall_by_age
 from harness.spec.chart_widths import DOUBLE_IN
 
 PANEL_HEIGHT_IN = 2.0
@@ -45,7 +45,7 @@ def draw(cells: pd.DataFrame, items: pd.DataFrame | None, width: float = DOUBLE_
         ax.set_ylim(-0.02, 1.02)
         ax.tick_params(labelsize=7)
         ax.grid(axis="y", linewidth=0.3, alpha=0.5)
-    axes[0][0].set_ylabel("exact recall", fontsize=8)
+    axes[0][0].set_ylabel("recall", fontsize=8)
     handles, names = axes[0][0].get_legend_handles_labels()
     for ax in axes[0][1:]:
         for handle, name in zip(*ax.get_legend_handles_labels(), strict=True):

@@ -11,6 +11,7 @@ import logging
 import math
 import textwrap
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.backend_bases import RendererBase
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.transforms import Bbox
+from matplotlib.typing import LineStyleType
 
 from harness.core.atomic_files import atomic_path
 from harness.report.charts.technique_colours import TOL_GREY, Palette
@@ -65,9 +69,41 @@ def figure(rows: int = 1, columns: int = 1, width: float = DOUBLE_IN, height: fl
     return plt.subplots(rows, columns, figsize=(width, height), squeeze=False, layout="constrained", **kwargs)
 
 
+def figure_of(ax: Axes) -> Figure:
+    """The figure an axes is drawn in: the whole figure, whose size, layout and renderer the charts read (they draw
+    no subfigures; matplotlib's `ax.figure` may be one)."""
+    fig = ax.get_figure(root=True)
+    if fig is None:
+        raise ValueError("an axes that is in no figure")
+    return fig
+
+
+def renderer(fig: Figure) -> RendererBase:
+    """What text is measured with: the figure's Agg canvas's renderer (matplotlib.use("Agg") above; the base canvas
+    that matplotlib types `fig.canvas` as has none)."""
+    canvas = fig.canvas
+    if not isinstance(canvas, FigureCanvasAgg):
+        raise TypeError(f"charts are measured on matplotlib's Agg canvas, not {type(canvas).__name__}")
+    return canvas.get_renderer()
+
+
 def narrow(fig: Figure) -> bool:
     """Whether the figure is too narrow for a legend beside its chart: a column's width."""
-    return fig.get_figwidth() < LEGEND_BELOW_IN
+    return narrow_width(fig.get_figwidth())
+
+
+def narrow_width(width: float) -> bool:
+    return width < LEGEND_BELOW_IN
+
+
+# a row of a chart of rows (a cell each), by whether it is drawn at a column's width: there tighter, for a column
+# figure to stay under COLUMN_MAX_HEIGHT_IN (a 7 pt name needs about 0.1 in)
+ROW_IN = {False: 0.2, True: 0.14}
+# the tallest a figure one column wide may be: a taller one is split into parts (harness/report/charts/parts.py)
+COLUMN_MAX_HEIGHT_IN = 4.0
+DOUBLE_MAX_HEIGHT_IN = 8.0  # two columns wide: at most most of a page
+# each budget of a chart its own line style, so that cells judged against 15.57, 23.99 and 31.84 GiB each show theirs
+BUDGET_STYLES: list[LineStyleType] = ["--", "-.", ":", (0, (5, 1, 1, 1, 1, 1))]
 
 
 def save(fig: Figure, out: Path, name: str, formats: Sequence[str] = ("pdf", "png")) -> list[Path]:
@@ -92,7 +128,7 @@ def limits(values: Iterable[float], budget: float | None = None) -> tuple[float,
     low, high = min(finite), max(finite)
     span = high - low or abs(high) * 0.1 or 1.0
     shown = budget is not None and max(high, budget) - min(low, budget) <= BUDGET_SPAN * span
-    if shown:
+    if shown and budget is not None:
         low, high = min(low, budget), max(high, budget)
     pad = PAD * ((high - low) or span)
     return low - pad, high + pad, shown
@@ -122,14 +158,16 @@ def legend_outside(ax: Axes, handles: Sequence[Any] | None = None, labels: Seque
         handles, labels = ax.get_legend_handles_labels()
     if not handles:
         return
-    fig = ax.figure
+    if labels is None:  # each handle's own label
+        labels = [str(handle.get_label()) for handle in handles]
+    fig = figure_of(ax)
     below = below or narrow(fig)
     width = LEGEND_WIDTH["below" if below else "beside"]
-    labels = [textwrap.fill(label, width, subsequent_indent="  ") for label in labels or []]
+    labels = [textwrap.fill(label, width, subsequent_indent="  ") for label in labels]
     legend = fig.legend(handles, labels, loc="outside lower left" if below else "outside right upper", title=title,
                         alignment="left")
     if below:
-        height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
+        height = legend.get_window_extent(renderer(fig)).height / fig.dpi
         fig.set_figheight(fig.get_figheight() + height)
 
 
@@ -144,19 +182,84 @@ def fit_labels(fig: Figure) -> Figure:
                 continue
             points = ax.get_position().width * fig.get_figwidth() * 72
             # a character of this sans-serif averages about 0.55 of its size in width
-            fits = max(12, int(points / (0.55 * label.get_fontsize())))
+            fits = max(12, int(points / (0.55 * label.get_fontproperties().get_size_in_points())))
             label.set_text("\n".join(textwrap.fill(line, fits) for line in text.split("\n")))
+    for ax in fig.axes:
+        label = ax.yaxis.label
+        if label.get_text():  # along the panel's height: wrapped to it, so stacked panels' labels never meet
+            points = ax.get_position().height * fig.get_figheight() * 72
+            fits = max(12, int(points / (0.55 * label.get_fontproperties().get_size_in_points())))
+            label.set_text("\n".join(textwrap.fill(line, fits) for line in label.get_text().split("\n")))
+        _thin_ticks(ax)
+    _names_apart(fig)
     return fig
+
+
+def _named_rows(ax: Axes) -> bool:
+    return any(not label.get_text().lstrip("−-").replace(".", "").replace(",", "").isdigit()
+               for label in ax.yaxis.get_ticklabels() if label.get_text())
+
+
+POINT_NAME = "point-name"  # the gid of a name label_points wrote
+
+
+def _names_apart(fig: Figure) -> None:
+    """Point names that the final layout brought into each other or out of their panel taken out (they were
+    placed apart on the layout before labels were wrapped): every cell stays in the tables."""
+    fig.draw_without_rendering()
+    drawn = renderer(fig)
+    for ax in fig.axes:
+        frame = ax.get_window_extent(drawn)
+        kept: list[Bbox] = []
+        for text in [t for t in ax.texts if t.get_gid() == POINT_NAME]:
+            box = text.get_window_extent(drawn)
+            if any(_overlap(box, other) for other in kept) or _outside(box, frame):
+                text.remove()
+            else:
+                kept.append(box)
+
+
+def _thin_ticks(ax: Axes) -> None:
+    """Every other tick label of a number axis dropped, as often as it takes, where neighbouring labels would run
+    into each other (contexts of 12,288 and 16,384 at a column's width). Rows' names are never dropped: a chart of
+    rows makes its rows tall enough (rows_top_down)."""
+    fig = figure_of(ax)
+    drawn = renderer(fig)
+    for axis in (ax.xaxis, *([] if _named_rows(ax) else [ax.yaxis])):
+        for _ in range(4):
+            fig.draw_without_rendering()
+            # private, so not in the stubs: the ticks as drawn (inside the view, minor ones too) with their labels
+            # set; the public get_major_ticks also holds ticks outside the view, with labels that are not drawn
+            ticks = axis._update_ticks()  # type: ignore[attr-defined]
+            labels = [t.label1 for t in ticks if t.label1.get_visible() and t.label1.get_text()]
+            boxes = [label.get_window_extent(drawn) for label in labels]
+            if not any(_overlap(a, b) > 0 for a, b in pairwise(boxes)):
+                break
+            locations = [float(v) for v in axis.get_ticklocs()]
+            shown = {label.get_text() for label in labels}
+            texts = [t.get_text() for t in axis.get_ticklabels()]
+            axis.set_ticks(locations[::2], [t if t in shown else "" for t in texts][::2])
 
 
 def legend_texts(fig: Figure) -> list[str]:
     """Every entry of the figure's legends, as one line each."""
-    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    legends = [*fig.legends, *(legend for ax in fig.axes if (legend := ax.get_legend()) is not None)]
     return [" ".join(text.get_text().split()) for legend in legends for text in legend.get_texts()]
+
+
+# at a column's width, a row's name longer than this wraps after its commas: it would leave the panels no room
+ROW_NAME_CHARS = 24
 
 
 def rows_top_down(ax: Axes, labels: Sequence[str]) -> None:
     """One row per label, the first on top; every row inside the axes, those with only a status written too."""
+    fig = figure_of(ax)
+    if narrow(fig):
+        labels = [textwrap.fill(label.replace(",", ", "), ROW_NAME_CHARS).replace(", ", ",")
+                  if len(label) > ROW_NAME_CHARS else label for label in labels]
+        lines = max([label.count("\n") + 1 for label in labels] + [1])
+        # a name over several lines needs a taller row: the figure grows by it, the rows keep their names
+        fig.set_figheight(fig.get_figheight() + (lines - 1) * 0.11 * len(labels))
     ax.set_yticks(range(len(labels)), labels)
     ax.set_ylim(len(labels) - 0.5, -0.5)
 
@@ -177,14 +280,16 @@ _COINCIDE_PX = 4.0
 
 
 def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], names: Sequence[str],
-                 avoid: Sequence[tuple[float, float]] = ()) -> None:
+                 avoid: Sequence[tuple[float, float]] = ()) -> list[str]:
     """Name each point, where the name covers no other name and no point (nor the unnamed points to `avoid`);
-    points that coincide get one label with all their names. Call it once the axis limits are set: placement
-    is measured on the drawn figure, so the limits are fixed from here."""
-    ax.figure.draw_without_rendering()  # the layout settled first: names are placed in pixels
+    points that coincide get one label with all their names. A name that would run into another name wherever it
+    went is left out: the names left out are returned, for the legend to send the reader to the table. Call it once
+    the axis limits are set: placement is measured on the drawn figure, so the limits are fixed from here."""
+    fig = figure_of(ax)
+    fig.draw_without_rendering()  # the layout settled first: names are placed in pixels
     ax.set_xlim(ax.get_xlim())  # fixed from here
     ax.set_ylim(ax.get_ylim())
-    renderer = ax.figure.canvas.get_renderer()
+    drawn = renderer(fig)
     pixels = [tuple(ax.transData.transform((x, y))) for x, y in zip(xs, ys, strict=True)]
     groups: list[list[int]] = []
     for i, (px, py) in enumerate(pixels):
@@ -197,14 +302,16 @@ def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], names: Sequ
             groups.append([i])
     others = [tuple(ax.transData.transform(point)) for point in avoid]
     occupied = [Bbox.from_extents(px - 4, py - 4, px + 4, py + 4) for px, py in [*pixels, *others]]
-    frame = ax.get_window_extent(renderer)
+    named: list[Bbox] = []  # the names placed so far
+    left_out: list[str] = []
+    frame = ax.get_window_extent(drawn)
     for members in sorted(groups, key=lambda m: (-ys[m[0]], xs[m[0]])):
         point = (xs[members[0]], ys[members[0]])
         text = ", ".join(names[i] for i in members)
         costs = []
         for dx, dy in _OFFSETS:
             label = _annotate(ax, text, point, dx, dy)
-            box = label.get_window_extent(renderer)
+            box = label.get_window_extent(drawn)
             label.remove()
             own = pixels[members[0]]
             # a name further out gets a line back to its point, so only a name close by can be taken for another's
@@ -216,7 +323,14 @@ def label_points(ax: Axes, xs: Sequence[float], ys: Sequence[float], names: Sequ
                 break
         dx, dy = _OFFSETS[costs.index(min(costs))]
         label = _annotate(ax, text, point, dx, dy, leader=_far(dx, dy))
-        occupied.append(label.get_window_extent(renderer))
+        box = label.get_window_extent(drawn)
+        if any(_overlap(box, other) for other in named) or _outside(box, frame):
+            label.remove()  # wherever it goes it runs into a name or out of the chart: not written at all
+            left_out += [names[i] for i in members]
+            continue
+        occupied.append(box)
+        named.append(box)
+    return left_out
 
 
 def _far(dx: float, dy: float) -> bool:
@@ -226,7 +340,7 @@ def _far(dx: float, dy: float) -> bool:
 def _annotate(ax: Axes, text: str, point: tuple[float, float], dx: float, dy: float, leader: bool = False) -> Any:
     """A name off its point; a name placed further out gets a thin line back to it. Names stay out of the layout:
     placed on the settled layout, they would otherwise move it (and the points) once more."""
-    return ax.annotate(text, point, xytext=(dx, dy), textcoords="offset points", fontsize=7,
+    return ax.annotate(text, point, xytext=(dx, dy), textcoords="offset points", fontsize=7, gid=POINT_NAME,
                        ha="left" if dx > 0 else "right" if dx < 0 else "center", va="bottom" if dy >= 0 else "top",
                        arrowprops={"arrowstyle": "-", "color": "0.6", "linewidth": 0.5, "shrinkA": 0, "shrinkB": 3}
                        if leader else None, in_layout=False)

@@ -34,6 +34,9 @@ def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN) -> Figure:
     for ax, (metric, label) in zip(axes[0], panels, strict=True):
         limit = frames.budget if metric == "peak_device" else None
         low, high, shown = limits(points[metric], limit)
+        low = 0.0  # from zero: memory and speed are amounts, a line's height is read as one
+        if limit is not None and not shown and limit <= 2 * high:  # from zero, a budget this near fits the axis
+            high, shown = 1.05 * limit, True
         # a line on top of an identical one is drawn dashed, so the one below shows between its dashes
         same = same_lines(points, metric)
         for line, part in points.groupby("line", sort=False):

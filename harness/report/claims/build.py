@@ -15,9 +15,10 @@ from harness.core.errors import UsageError
 from harness.estimate.ceiling import estimated_ceiling
 from harness.report.claims.measured import Measured, measure
 from harness.report.claims.model import Claim, Published, Reading, load
-from harness.report.claims.verdict import DENSE_BF16, NOT_MEASURED, claimed_mfu, judge
+from harness.report.claims.verdict import DENSE_BF16, NOT_MEASURED, claimed_mfu, judge, used
 from harness.report.kept import keep_measured
 from harness.report.stack_versions import versions_line
+from harness.report.tables import LATEX_NEEDS, Column, Table
 from harness.results.model import CellResult
 from harness.results.store import ResultFileError, read
 from harness.spec.matrix import ceiling_spec, expand
@@ -29,7 +30,8 @@ def _claimed(claim: Claim) -> str:
 
 
 def _measured_by(reading: Reading) -> str:
-    what = f"ceiling search `{reading.ceiling}`" if reading.ceiling else ", ".join(f"`{c}`" for c in reading.cells)
+    what = (f"ceiling search `{reading.ceiling}`" if reading.ceiling
+            else ", ".join(f"`{c}`" for c in reading.cells or []))
     return f"`{reading.matrix}`: {what}"
 
 
@@ -47,7 +49,7 @@ def rows(published: Published, results_dir: Path) -> tuple[list[dict[str, Any]],
     for claim in published.claims:
         for reading in claim.readings:
             measured = measure(reading, results_dir)
-            verdict = judge(claim, reading, measured)
+            verdict = judge(claim, reading, measured, published.sources[claim.source].year)
             found.append({"claim": claim.id, "source": claim.source, "kind": claim.kind, "claimed": _claimed(claim),
                           "reading": reading.reading, "match": reading.match, "measured_by": _measured_by(reading),
                           "measured": verdict.measured, "verdict": verdict.word, "difference": verdict.difference,
@@ -72,19 +74,19 @@ def _measured_again(result: CellResult, results_dir: Path) -> Path | None:
 
 
 def _versions(measurements: list[Measured], results_dir: Path) -> list[str]:
-    used = [r for m in measurements for r in m.results] + [m.ceiling.result for m in measurements
-                                                              if m.ceiling is not None and m.ceiling.result]
-    envs = [r.environment for r in used if r.environment is not None]
+    read_here = [r for m in measurements for r in used(m)]
+    envs = [r.environment for r in read_here if r.environment is not None]
     table = pd.DataFrame([{f"version:{k}": v for k, v in env.versions.items()} for env in envs]).drop_duplicates()
     lines = versions_line(table, "the result files' `environment`") if len(table) else []
-    before = [r for r in used if r.budget is not None and r.environment is not None and r.environment.cuda_available
-              and r.budget.card_emulation is None]
+    before = [r for r in read_here if r.budget is not None and r.environment is not None
+              and r.environment.cuda_available and r.budget.card_emulation is None]
     if before:
         again = {r.cell_id: _measured_again(r, results_dir) for r in before}
-        checked = [f"`{r.matrix}`/`{r.name}` (`{again[r.cell_id].relative_to(results_dir).parent.parent}`)"
-                   for r in before if again[r.cell_id] is not None]
-        lines += [f"{len(before)} of the {len(used)} results read here ran before torch answered as the emulated card "
-                  "(`mem_get_info` and the device's total memory) and before the paged optimizer's cap was corrected"
+        checked = [f"`{r.matrix}`/`{r.name}` (`{path.relative_to(results_dir).parent.parent}`)"
+                   for r in before if (path := again[r.cell_id]) is not None]
+        lines += [f"{len(before)} of the {len(read_here)} results read here ran before torch answered as the emulated "
+                  "card (`mem_get_info` and the device's total memory) and before the paged optimizer's cap was "
+                  "corrected"
                   + (f"; measured again under both, with the same status: {', '.join(checked)}" if checked else "")
                   + ("" if len(checked) == len(before) else
                      f"; {'the others' if checked else 'their cells'} are to be measured again")
@@ -118,10 +120,12 @@ def markdown(published: Published, table: pd.DataFrame, measurements: list[Measu
     lines += [shown.to_markdown(index=False), ""]
     for claim in published.claims:
         source = published.sources[claim.source]
+        mine = table[table["claim"] == claim.id]
+        ran = [m for m, (_, row) in zip(measurements, table.iterrows(), strict=True) if row["claim"] == claim.id]
         lines += [f"## `{claim.id}`", "", f"> {claim.quote}", "",
                   f"- Source: {source.title}, {source.where}" + (f" ({source.note})" if source.note else "") + ".",
-                  f"- Setting as stated: {claim.setting}.", f"- The cells assume: {claim.assumes}."]
-        mine = table[table["claim"] == claim.id]
+                  f"- Setting as stated: {claim.setting}.", f"- The cells assume: {claim.assumes}.",
+                  *_ran_with(ran)]
         for _, row in mine[mine["differs"] != ""].iterrows():
             lines.append(f"- Approximate reading {row['measured_by']}: {row['differs']}.")
         for _, row in mine[mine["estimate"].notna()].iterrows():
@@ -132,6 +136,40 @@ def markdown(published: Published, table: pd.DataFrame, measurements: list[Measu
             lines += _throughput_note(claim)
         lines.append("")
     return "\n".join(lines)
+
+
+# the libraries whose version decides what a memory or speed claim measures, in this order
+DECIDING = ("unsloth", "trl", "transformers", "peft", "bitsandbytes", "liger-kernel", "torch")
+LOSS_PATHS = {"trl-chunked": "TRL's chunked LM-head loss; on the Unsloth stack unsloth_zoo's fused log-prob kernel "
+                             "stands in its place", "unsloth-fused-ce": "Unsloth's fused cross-entropy",
+              "liger-flce": "Liger's fused linear cross-entropy", "full-logits": "the whole logits"}
+
+
+def _ran_with(measurements: list[Measured]) -> list[str]:
+    """The loss path and the library versions the measuring cells ran with: part of what a claim is tested
+    under (a 2024 claim measured with 2026 software tests the software as much as the claim)."""
+    results = [r for m in measurements for r in used(m)]
+    if not results:
+        return []
+    paths = list(dict.fromkeys(str(r.config.get("loss_path")) for r in results if r.config.get("loss_path")))
+    versions = {name: sorted({v for r in results if r.environment is not None
+                              for v in [r.environment.versions.get(name)] if v}) for name in DECIDING}
+    said = ", ".join(f"{name} {' / '.join(v)}" for name, v in versions.items() if v)
+    return [f"- The cells ran with: loss path {', '.join(f'`{p}`: {LOSS_PATHS.get(p, p)}' for p in paths)}; "
+            f"with {said}."]
+
+
+def latex_table(table: pd.DataFrame) -> Table:
+    """The claims against their measurements, for a paper (claims.tex)."""
+    columns = [Column("claim", numeric=False), Column("claimed", numeric=False), Column("read as", numeric=False),
+               Column("measured", numeric=False), Column("verdict", numeric=False)]
+    rows = [[str(r["claim"]), str(r["claimed"]), str(r["reading"]) + (" (approximate)" if r["match"] == "approximate"
+                                                                     else ""),
+             str(r["measured"]), str(r["verdict"])] for _, r in table.iterrows()]
+    return Table("claims", "Published claims against what measures them here", columns, rows,
+                 "Each claim as its source states it, each way of reading it, the measurement (a ceiling: the longest "
+                 "context that fits, what it left of the budget and the host memory it used) and the verdict; "
+                 "what each reading measured by and the sources: claims.md.")
 
 
 def _throughput_note(claim: Claim) -> list[str]:
@@ -160,4 +198,6 @@ def write(results_dir: Path, reports_dir: Path, published: Published | None = No
                   results_dir, "readings")
     write_csv_atomic(folder / "claims.csv", table)
     write_text_atomic(folder / "claims.md", markdown(published, table, measurements, results_dir))
-    return [folder / "claims.csv", folder / "claims.md"]
+    write_text_atomic(folder / "claims.tex", f"% generated by vramlab from claims.csv; {LATEX_NEEDS}\n\n"
+                      + latex_table(table).latex("claims"))
+    return [folder / "claims.csv", folder / "claims.md", folder / "claims.tex"]

@@ -12,6 +12,8 @@ from harness.results.ceiling import kept_probes, settled
 from harness.spec.ceiling import probe_folder
 from harness.spec.matrix import ceiling_spec, expand
 
+MARGIN_BYTES = 512 * 2**20  # what a ceiling with a stated margin leaves of the budget: room for a driver or a desktop
+
 
 @dataclass(frozen=True)
 class CeilingAnswer:
@@ -19,6 +21,9 @@ class CeilingAnswer:
     resolution: int
     at_top: bool = False  # the top of the range fits: the answer is a lower bound
     result: CellResult | None = None  # the probe that fits at the answer
+    # the longest context among the kept probes whose whole-process peak left at least MARGIN_BYTES of the budget:
+    # the answer with a stated margin (a lower bound: the search did not look for it)
+    with_margin: int | None = None
 
 
 @dataclass
@@ -65,4 +70,16 @@ def _ceiling(matrix: str, cell: object, results_dir: Path) -> Measured:
         state = f"{len(kept)} probes kept, not settled" if kept else "no probe yet"
         return Measured(missing=[f"the search of {cell.name} ({state})"])
     return Measured(ceiling=CeilingAnswer(answer, spec.resolution, at_top=answer == spec.high,
-                                          result=CellResult.model_validate(kept[answer])))
+                                          result=CellResult.model_validate(kept[answer]),
+                                          with_margin=_with_margin(kept)))
+
+
+def _with_margin(kept: dict[int, dict]) -> int | None:
+    """The longest ok probe whose device peak left MARGIN_BYTES of its budget."""
+    spare = []
+    for context, result in kept.items():
+        peak = (result.get("metrics") or {}).get("peak_device_bytes")
+        limit = (result.get("budget") or {}).get("limit_bytes")
+        if result["status"] == "ok" and peak is not None and limit is not None and limit - peak >= MARGIN_BYTES:
+            spare.append(context)
+    return max(spare, default=None)

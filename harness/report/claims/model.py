@@ -25,6 +25,7 @@ class Source(Strict):
     title: str
     where: str
     note: str | None = None
+    year: int | None = None  # when the source was published: a verdict measured with later software says so
 
 
 class Reading(Strict):
@@ -68,6 +69,8 @@ class Claim(Strict):
                                                                        else "one number"))
         if self.kind == "throughput" and not self.gpu:
             raise ValueError(f"{self.id}: a throughput claim names the GPU it was made on")
+        if self.kind == "max_context" and any(r.ceiling is None for r in self.readings):
+            raise ValueError(f"{self.id}: a max_context claim is read by a ceiling search (ceiling:), not by cells")
         if self.kind == "peak_memory" and any(r.gb is None for r in self.readings):
             raise ValueError(f"{self.id}: each reading of a memory claim says how its GB are read (gb: GiB|decimal)")
         return self

@@ -10,13 +10,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from harness import flops
-from harness.report.claims.measured import Measured
+from harness.report.claims.measured import MARGIN_BYTES, CeilingAnswer, Measured
 from harness.report.claims.model import Claim, Reading
 from harness.results import CellResult, Status
 from harness.stack.models.presets import preset
 
 GIB = 2**30
 NOT_MEASURED = "not measured yet"
+NOT_TESTABLE = "not testable here"
 # dense BF16 tensor rate (FP32 accumulate) from each GPU's datasheet: the denominator of a throughput claim's MFU,
 # as result files name the GPU (environment.gpu); a GPU not listed is compared on the harness's measured rate
 DENSE_BF16 = {
@@ -34,15 +35,54 @@ class Verdict:
     difference: str
 
 
-def judge(claim: Claim, reading: Reading, measured: Measured) -> Verdict:
+def judge(claim: Claim, reading: Reading, measured: Measured, source_year: int | None = None) -> Verdict:
+    """source_year: when the claim was made; a memory verdict measured with the software of a later year says so,
+    since it then tests the claim's setting with today's libraries, not the claim as it was made."""
     if not measured.complete:
         missing = ", ".join(measured.missing)
         return Verdict(NOT_MEASURED, "–", f"no result yet for {missing}" if missing else "")
     verdict = {"max_context": _max_context, "peak_memory": _peak_memory, "fits": _fits,
                "throughput": _throughput}[claim.kind](claim, reading, measured)
+    year = software_year(measured)
+    if verdict.word not in (NOT_MEASURED, NOT_TESTABLE) and source_year and year and year > source_year:
+        verdict = Verdict(f"{verdict.word}, with {year} software", verdict.measured, verdict.difference)
     if reading.match == "approximate":
         return Verdict(f"indicative: {verdict.word}", verdict.measured, verdict.difference)
     return verdict
+
+
+def used(measured: Measured) -> list[CellResult]:
+    """The result files a reading's measurement rests on."""
+    boundary = [measured.ceiling.result] if measured.ceiling is not None and measured.ceiling.result else []
+    return [*measured.results, *boundary]
+
+
+def software_year(measured: Measured) -> int | None:
+    """The year of the software that measured (Unsloth's versions are dated: 2026.10.9), where it says one."""
+    # a library that was not installed is recorded as null
+    years = [int(v.split(".")[0]) for r in used(measured) if r.environment is not None
+             for v in [r.environment.versions.get("unsloth") or ""] if v[:4].isdigit() and len(v.split(".")[0]) == 4]
+    return max(years, default=None)
+
+
+def _room(result: CellResult | None) -> str:
+    """A ceiling's cost beside it: what the boundary probe left of the budget, and the host memory it used."""
+    if result is None or result.budget is None or result.metrics.peak_device_bytes is None:
+        return ""
+    left = result.budget.limit_bytes - result.metrics.peak_device_bytes
+    said = f"; peak {result.metrics.peak_device_bytes / GIB:.2f} GiB, {left / 2**20:,.0f} MiB under the " \
+           f"{result.budget.limit_bytes / GIB:.2f} GiB budget"
+    unbacked, pinned = result.metrics.peak_host_unmapped_bytes, result.metrics.peak_host_pinned_bytes
+    if unbacked is not None:
+        said += f"; host memory {unbacked / GIB:.1f} GiB not file-backed" + (
+            f", {pinned / GIB:.1f} GiB of it pinned" if pinned is not None else "")
+    return said
+
+
+def _margin(answer: CeilingAnswer) -> str:
+    if answer.with_margin is None:
+        return f"; none of the probes kept left {MARGIN_BYTES / 2**20:,.0f} MiB"
+    return f"; {answer.with_margin:,} tokens with {MARGIN_BYTES / 2**20:,.0f} MiB to spare (the longest probe kept)"
 
 
 def _tokens(delta: float, base: float) -> str:
@@ -52,9 +92,12 @@ def _tokens(delta: float, base: float) -> str:
 
 def _max_context(claim: Claim, reading: Reading, measured: Measured) -> Verdict:
     answer = measured.ceiling
+    if answer is None:  # the claims' model reads a max_context claim only by a ceiling search
+        raise ValueError(f"{claim.id}: a max_context claim is measured by a ceiling search, not by cells")
     if answer.tokens is None:
         return Verdict("less than claimed", "below the search's range", "no context in the range fits")
-    shown = f"{'at least ' if answer.at_top else ''}{answer.tokens:,} tokens (to within {answer.resolution:,})"
+    shown = f"{'at least ' if answer.at_top else ''}{answer.tokens:,} tokens (to within {answer.resolution:,})" \
+        + _room(answer.result) + _margin(answer)
     delta = answer.tokens - claim.low
     if abs(delta) <= answer.resolution and not (answer.at_top and delta > 0):
         word = "agrees"
@@ -99,7 +142,8 @@ def _fits(claim: Claim, reading: Reading, measured: Measured) -> Verdict:
         if answer.tokens is None:
             return Verdict("does not hold", "below the search's range", "nothing in the range fits")
         word = "holds" if answer.tokens >= claim.low else "does not hold"
-        return Verdict(word, f"{answer.tokens:,} tokens fit (the longest, to within {answer.resolution:,})",
+        return Verdict(word, f"{answer.tokens:,} tokens fit (the longest, to within {answer.resolution:,})"
+                       + _room(answer.result) + _margin(answer),
                        f"{answer.tokens - claim.low:+,.0f} tokens beyond the claim")
     result = measured.results[0]
     peak = (result.metrics.peak_device_bytes or 0) / GIB
@@ -138,15 +182,19 @@ def _throughput(claim: Claim, reading: Reading, measured: Measured) -> Verdict:
                        result.reason or "")
     gpu = result.environment.gpu if result.environment else None
     claimed = claimed_mfu(claim, result.config)
-    if gpu in DENSE_BF16:
-        mfu, against = speed * flops_per_token(result.config) / DENSE_BF16[gpu][0], f"{gpu}'s datasheet rate"
-    else:
-        mfu, against = result.metrics.mfu, f"{gpu or 'the device'}'s measured matmul rate"
-    if claimed is None or mfu is None:
+    # MFU as every report defines it (harness/report/methods.py): against the device's measured matmul rate
+    mfu = result.metrics.mfu
+    if claimed is None:
         return Verdict(NOT_MEASURED, f"{speed:,.0f} tokens/s", f"no dense BF16 rate known for {claim.gpu}")
+    if mfu is None:
+        return Verdict(NOT_MEASURED, f"{speed:,.0f} tokens/s", "the result has no MFU (no measured matmul rate)")
     low, high = claimed
-    shown = f"{speed:,.0f} tokens/s on {gpu}: MFU {mfu:.1%} (against {against})"
-    claimed_text = f"claimed {claim.low:,.0f}–{claim.high:,.0f} tokens/s on {claim.gpu}: MFU {low:.1%}–{high:.1%}"
+    shown = f"{speed:,.0f} tokens/s on {gpu}: MFU {mfu:.1%} (against its measured matmul rate)"
+    claimed_text = (f"claimed {claim.low:,.0f}–{claim.high:,.0f} tokens/s on {claim.gpu}: MFU {low:.1%}–{high:.1%} "
+                    "against its datasheet rate")
+    if gpu != claim.gpu:  # a speed on another GPU tests nothing the claim says: utilisation does not carry over
+        return Verdict(NOT_TESTABLE, shown, f"the claim is about {claim.gpu}, measured here on "
+                       f"{gpu or 'another device'}; for scale only: {claimed_text}")
     if low <= mfu <= high:
         return Verdict("within", shown, claimed_text)
     word = "above" if mfu > high else "below"

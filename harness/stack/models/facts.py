@@ -3,8 +3,9 @@ tokens it has, the names of its linear layers, and its shapes. Matrix validation
 beyond the model's positions, a vocabulary target not smaller than its vocabulary, or LoRA targets that match
 no layer are told before anything runs; the memory estimate (harness/estimate) reads the shapes.
 
-Read from the preset (arch:), the folder's config.json, or the GGUF file's header (package:, gguf:); a hub
-id that is not on this machine tells nothing, and then nothing is checked.
+Read from the preset (arch:), the folder's config.json, the GGUF file's header (package:, gguf:), or for a hub id
+its config.json in the hub cache, read by transformers' AutoConfig (with the defaults a config.json leaves out); a
+hub id that is not on this machine tells nothing, and then nothing is checked.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from harness.core.path_problems import not_a_regular_file
 from harness.core.suggest import did_you_mean
 from harness.stack.models.gguf_file import GGUFFileError, open_gguf
+from harness.stack.models.hub import UNPINNED, cached_config, is_hub_id
 from harness.stack.models.parts import SPLIT_GGUF
 from harness.stack.models.presets import PRESETS
 from harness.stack.models.sources import (
@@ -86,8 +88,9 @@ def _from_config(config: dict, max_positions_key: str = "max_position_embeddings
 
 
 @functools.cache
-def facts(source: str) -> ModelFacts | None:
-    """None where nothing can be known here (a hub id not cached on this machine)."""
+def facts(source: str, revision: str = UNPINNED) -> ModelFacts | None:
+    """None where nothing can be known here (a hub id not cached on this machine). `revision`: a hub id's (its commit
+    once the matrix is read), ignored for any other source."""
     if source.startswith("arch:"):
         name = source[len("arch:"):]
         if name not in PRESETS:
@@ -123,7 +126,23 @@ def facts(source: str) -> ModelFacts | None:
         return _from_config(_folder_config(path / "config.json"))
     if source.startswith(("/", "./", "../", "~")) or path.exists():
         raise ModelSourceError(f"model folder {source!r} does not exist or holds no config.json")
-    return None
+    if not is_hub_id(source):
+        return None
+    config = cached_config(source, None if revision == UNPINNED else revision)
+    return None if config is None else _from_config(_auto_config(config))
+
+
+def _auto_config(file: Path) -> dict[str, Any]:
+    """A hub id's config.json from the cache as transformers reads it: AutoConfig fills in what the file leaves to
+    the model type's defaults (head_dim, the key-value heads, tied embeddings)."""
+    from transformers import AutoConfig
+
+    _folder_config(file)  # a file that is no model's config is named here, not in AutoConfig's traceback
+    try:
+        return AutoConfig.from_pretrained(str(file.parent), local_files_only=True).to_dict()
+    except (ValueError, KeyError, OSError) as err:
+        raise ModelSourceError(f"{file}: transformers cannot read it as a model's config ({type(err).__name__}: "
+                               f"{' '.join(str(err).split())[:200]})") from None
 
 
 def folder_digest(source: str) -> str | None:
@@ -156,12 +175,19 @@ def _folder_config(file: Path) -> dict[str, Any]:
 
 def _gguf_facts(file: str) -> ModelFacts:
     try:
-        return _read_gguf_facts(open_gguf(file))
+        reader = open_gguf(file)
+        found = _read_gguf_facts(reader)
     except GGUFFileError as err:
         raise ModelSourceError(str(err)) from None
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as err:  # a header of unexpected fields
         raise ModelSourceError(f"{file}: its GGUF header cannot be read ({type(err).__name__}: "
                                f"{' '.join(str(err).split())[:200]})") from None
+    # a vocabulary-only GGUF (llama.cpp ships them, ggml-vocab-*.gguf) or one written without its weights has a
+    # header like a model's and nothing to load: said here, not when a cell fails on it
+    if not len(reader.tensors):
+        raise ModelSourceError(f"{file}: a GGUF file with no tensors, so no model in it (a vocabulary-only file, or "
+                               "one written without its weights); give a GGUF model file")
+    return found
 
 
 def _read_gguf_facts(reader: Any) -> ModelFacts:

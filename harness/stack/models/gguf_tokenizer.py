@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.stack.models.gguf_file import open_gguf
+from harness.stack.models.gguf_file import GGUFFileError, open_gguf
 
 SAMPLES = {
     "English": "The quick brown fox jumps over the lazy dog. Isn't it 3.14159 times   faster?\n",
@@ -219,4 +219,12 @@ def gguf_tokenizer(file: Path, vocab: GGUFVocab | None = None) -> Any:
 def check_file(file: Path) -> list[Finding]:
     """Compare the tokenizer a GGUF model source builds with the file's vocabulary."""
     vocab = read_vocab(file)  # parsed once, for the registration and the comparison
-    return compare(vocab, gguf_tokenizer(file, vocab))
+    if not vocab.tokens:
+        raise GGUFFileError(f"{file}: no tokenizer in it (no tokenizer.ggml.tokens), so there is nothing to compare; a "
+                            "GGUF model without one needs its tokenizer from elsewhere")
+    try:
+        built = gguf_tokenizer(file, vocab)
+    except ValueError as err:  # transformers' own words, on one line
+        said = " ".join(str(err).split())[:300]
+        raise GGUFFileError(f"{file}: transformers cannot build a tokenizer from it ({said})") from None
+    return compare(vocab, built)

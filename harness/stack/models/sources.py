@@ -3,7 +3,6 @@ Why it is so: docs/stack.md."""
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -11,6 +10,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,7 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.cache import cache_root
+from harness.core.file_locks import lock_exclusive
+from harness.core.path_problems import not_a_regular_file
 from harness.stack.models.gguf_tokenizer import gguf_tokenizer
+from harness.stack.models.hub import UNPINNED, is_hub_id, snapshot
 from harness.stack.models.parts import SPLIT_GGUF, Part, SplitGGUF
 from harness.stack.models.presets import preset
 
@@ -60,7 +63,7 @@ class ResolvedModel:
 def _locked(path: Path):
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        lock_exclusive(handle.fileno(), path.with_suffix(".lock"))
         yield
 
 
@@ -135,7 +138,7 @@ def split_gguf(model: SplitGGUF) -> tuple[Path, dict[str, str | None]]:
     onto a machine that has none of the packages). Otherwise the installed parts are concatenated in order
     into <name>.gguf.partial under a lock, checked, and renamed into place."""
     target = cache_root() / "packages" / model.gguf_file
-    from_cache = dict.fromkeys((p.distribution for p in model.parts), "cache")
+    from_cache: dict[str, str | None] = dict.fromkeys((p.distribution for p in model.parts), "cache")
     if _is_assembled(target, model):
         return target, from_cache
     with _locked(target):
@@ -244,6 +247,9 @@ def source_gguf(source: str) -> Path:
         return package_gguf(source[len("package:"):])
     if source.startswith("gguf:"):
         file = Path(source[len("gguf:"):]).expanduser()
+        kind = not_a_regular_file(file)
+        if kind is not None:  # a FIFO or a device exists: "not found" would send a person looking for it
+            raise FileNotFoundError(f"{file} is {kind}, not a GGUF file; give a GGUF model file")
         if not file.is_file():
             raise FileNotFoundError(f"GGUF file not found: {file}")
         return file
@@ -251,51 +257,77 @@ def source_gguf(source: str) -> Path:
 
 
 Builder = Callable[[Path], None]
+TokenizerMaker = Callable[[], Any]  # the tokenizer a build saves beside the weights, made without them
 
 
-def _plan(source: str, seed: int) -> tuple[ResolvedModel, Builder | None]:
+def _plan(source: str, seed: int, revision: str = UNPINNED) \
+        -> tuple[ResolvedModel, Builder | None, TokenizerMaker | None]:
     if source.startswith("arch:"):
         return _arch(source[len("arch:"):], seed)
     if source.startswith("package:") and source[len("package:"):] in SPLIT_GGUF:
         name = source[len("package:"):]
         file, versions = split_gguf(SPLIT_GGUF[name])
-        resolved, build = _gguf(file, source)
+        resolved, build, tokenizer = _gguf(file, source)
         detail = {**resolved.detail, "kind": "package parts", "model": name, "parts": versions}
-        return ResolvedModel(source, resolved.path, False, detail), build
+        return ResolvedModel(source, resolved.path, False, detail), build, tokenizer
     if source.startswith("package:"):
         package = source[len("package:"):]
-        resolved, build = _gguf(package_gguf(package), source)
+        resolved, build, tokenizer = _gguf(package_gguf(package), source)
         distribution = package.replace("_", "-")
         try:
             version = importlib.metadata.version(distribution)
         except importlib.metadata.PackageNotFoundError:
             version = None
         detail = {**resolved.detail, "kind": "package", "package": distribution, "package_version": version}
-        return ResolvedModel(source, resolved.path, False, detail), build
+        return ResolvedModel(source, resolved.path, False, detail), build, tokenizer
     if source.startswith("gguf:"):
         return _gguf(Path(source[len("gguf:"):]).expanduser(), source)
     path = Path(source).expanduser()
-    return ResolvedModel(source, path, False, {"kind": "folder" if path.exists() else "hub id"}), None
+    if is_hub_id(source):  # its files at the cell's commit, fetched into (or found in) the hub cache
+        folder = snapshot(source, revision)
+        return ResolvedModel(source, folder, False, {"kind": "hub id", "commit": folder.name}), None, None
+    return ResolvedModel(source, path, False, {"kind": "folder"}), None, None
 
 
-def resolve(source: str, seed: int = 0) -> ResolvedModel:
+def resolve(source: str, seed: int = 0, revision: str = UNPINNED) -> ResolvedModel:
     """The local folder for `source`, built into the cache first if needed, in this process."""
-    resolved, build = _plan(source, seed)
+    resolved, build, _ = _plan(source, seed, revision)
     _build_once(resolved.path, build)
     return resolved
 
 
-def resolve_outside(source: str, seed: int = 0) -> ResolvedModel:
+def planned(source: str, seed: int = 0, revision: str = UNPINNED) -> ResolvedModel:
+    """What `resolve` would give, without building anything (a package made of parts is assembled, as loading it
+    would): its detail names the model as a result does."""
+    return _plan(source, seed, revision)[0]
+
+
+def source_tokenizer(source: str, seed: int = 0, revision: str = UNPINNED) -> Any:
+    """The tokenizer a cell of `source` is given by its model's folder (transformers' AutoTokenizer, as the loaders
+    read it): from the folder where it is built, else made as the build makes it (without the weights), saved and
+    read back the same way. For the behaviour fingerprint (harness/stack/fingerprint.py): one function, so that
+    the cell that records it and the check that computes it again read the tokenizer alike."""
+    from transformers import AutoTokenizer
+
+    resolved, _, make = _plan(source, seed, revision)
+    if make is None or _built(resolved.path):
+        return AutoTokenizer.from_pretrained(resolved.path)
+    with tempfile.TemporaryDirectory(prefix="vramlab-tokenizer-") as folder:
+        make().save_pretrained(folder)
+        return AutoTokenizer.from_pretrained(folder)
+
+
+def resolve_outside(source: str, seed: int = 0, revision: str = UNPINNED) -> ResolvedModel:
     """As resolve, but a model that must be built is built by a separate process: building an 8B model
     takes all its bf16 weights on the device at once, which must not count against (or be refused by)
     the budget of the cell that only loads it."""
-    resolved, build = _plan(source, seed)
+    resolved, build, _ = _plan(source, seed, revision)
     if build is not None and not _built(resolved.path):
         subprocess.run([sys.executable, "-m", "harness", "prepare-model", source, "--seed", str(seed)], check=True)
     return resolved
 
 
-def _gguf(file: Path, source: str) -> tuple[ResolvedModel, Builder]:
+def _gguf(file: Path, source: str) -> tuple[ResolvedModel, Builder, TokenizerMaker]:
     if not file.is_file():
         raise FileNotFoundError(f"GGUF file not found: {file}")
     stat = file.stat()
@@ -310,7 +342,7 @@ def _gguf(file: Path, source: str) -> tuple[ResolvedModel, Builder]:
         # GGUF tensors are dequantized to float32 by transformers; keep that precision on disk and
         # let each cell pick its compute dtype.
         model = AutoModelForCausalLM.from_pretrained(file.parent, gguf_file=file.name)
-        tokenizer = gguf_tokenizer(file)
+        tokenizer = gguf_tokenizer(file)  # what make_tokenizer gives
         # The tensors are already plain float32; drop the GGUF marker that forbids saving them.
         model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
@@ -318,11 +350,14 @@ def _gguf(file: Path, source: str) -> tuple[ResolvedModel, Builder]:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
 
+    def make_tokenizer() -> Any:
+        return gguf_tokenizer(file)
+
     detail = {"kind": "gguf", "gguf_file": file.name, "gguf_bytes": stat.st_size, "gguf_sha256": file_sha256(file)}
-    return ResolvedModel(source, target, False, detail), build
+    return ResolvedModel(source, target, False, detail), build, make_tokenizer
 
 
-def _arch(name: str, seed: int) -> tuple[ResolvedModel, Builder]:
+def _arch(name: str, seed: int) -> tuple[ResolvedModel, Builder, TokenizerMaker]:
     fields = preset(name)
     key = hashlib.sha256(json.dumps([fields, seed], sort_keys=True).encode()).hexdigest()[:10]
     target = cache_root() / "arch" / f"{name}-seed{seed}-{key}"
@@ -339,10 +374,16 @@ def _arch(name: str, seed: int) -> tuple[ResolvedModel, Builder]:
             model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
         model.save_pretrained(tmp, max_shard_size="4GB")
         del model
-        make_placeholder_tokenizer(config.vocab_size, fields).save_pretrained(tmp)
+        make_tokenizer().save_pretrained(tmp)
         (tmp / "vramlab_random_weights.json").write_text(json.dumps({"preset": name, "seed": seed}))
 
-    return ResolvedModel(f"arch:{name}", target, True, {"kind": "arch", "preset": name, "seed": seed}), build
+    def make_tokenizer() -> Any:
+        from transformers import AutoConfig
+
+        return make_placeholder_tokenizer(AutoConfig.for_model(**fields).vocab_size, fields)
+
+    detail = {"kind": "arch", "preset": name, "seed": seed}
+    return ResolvedModel(f"arch:{name}", target, True, detail), build, make_tokenizer
 
 
 def make_placeholder_tokenizer(vocab_size: int, fields: dict[str, Any]):

@@ -1,0 +1,112 @@
+"""vramlab from Python (a notebook, a script): the matrices there are, a matrix's results as a pandas DataFrame, and
+the memory estimate of any configuration, with no GPU and no weights. The same functions the commands use; these
+docstrings are the reference, and docs/python-api.md shows them at work.
+
+    from harness import api
+
+    api.matrices()                                   # ['ceiling-16gb', 'claims', ..., 'smoke', 'vocab-16gb']
+    cells = api.results("seed-16gb")                 # one row a cell: settings, peaks, tokens/s, MFU, status
+    fit = api.estimate(model="arch:qwen3-8b", context=20480, quantization="nf4", kernels="unsloth",
+                       checkpointing="offload")
+    fit.fits, fit.total_gib                          # (True, 11.47...)
+
+Bad input raises harness.core.errors.UsageError (a ValueError) with the one line the commands would print.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness.core.budget import budget_bytes
+from harness.core.errors import UsageError
+from harness.estimate.table import cell_estimate, render
+from harness.report.aggregate import load_results, tables
+from harness.spec.cells import Cell
+from harness.spec.matrix import available_matrices, expand, expand_spec
+
+GIB = 2**30
+__all__ = ["Fit", "cells", "estimate", "estimates", "matrices", "results", "steps"]
+
+
+def matrices() -> list[str]:
+    """The names of the matrices found here (ablations/ of this checkout or of the installed package), sorted; any
+    of them, or the path of a matrix file, is what the other functions take as `matrix`."""
+    return available_matrices()
+
+
+def cells(matrix: str) -> pd.DataFrame:
+    """A matrix's cells, in its order: `cell_id`, `name`, and one column per setting (the defaults filled in)."""
+    return pd.DataFrame([{"cell_id": c.cell_id, "name": c.name, **c.settings} for c in expand(matrix)])
+
+
+def results(matrix: str, results_dir: str | Path = "results", partial: bool = True) -> pd.DataFrame:
+    """A matrix's results as one row a cell, the columns of `reports/<matrix>/cells.csv`: the settings, the status
+    (ok, oom, skipped, error, timeout) and reason, the peaks in bytes (`peak_device_bytes`, `peak_allocated_bytes`,
+    ...), `tokens_per_second`, `mfu`, the first and final loss. Read from `results_dir/<matrix>/<cell_id>.json`
+    (every file validated as `vramlab check` does). With `partial` (the default), a cell without a result yet is a
+    row of status `pending`; without it, a missing result raises."""
+    return tables(load_results(matrix, Path(results_dir), partial))[0]
+
+
+def steps(matrix: str, results_dir: str | Path = "results") -> pd.DataFrame:
+    """Every optimizer step of the matrix's cells that have a result: `cell_id`, `name`, `step`, `seconds`, `loss`,
+    and `warmup` (the steps left out of the timings)."""
+    return tables(load_results(matrix, Path(results_dir), partial=True))[1]
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The predicted device memory of one configuration (harness/estimate/memory_model.py) against its budget.
+    `str(fit)` is what `vramlab estimate` prints for it."""
+
+    cell: Cell
+    total_bytes: int
+    budget_bytes: int
+    peak_moment: str  # when the peak happens: "backward through the LM head and loss", ...
+    components: pd.DataFrame  # one row a component: name, bytes, GiB, detail
+    notes: list[str] = field(default_factory=list)
+    text: str = ""
+
+    @property
+    def fits(self) -> bool:
+        return self.total_bytes <= self.budget_bytes
+
+    @property
+    def total_gib(self) -> float:
+        return self.total_bytes / GIB
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def estimate(**settings: Any) -> Fit:
+    """The estimate of one cell with these settings over the defaults (`vramlab settings` lists them all), e.g.
+    `estimate(model="arch:qwen3-8b", context=20480, quantization="nf4")`. The model may be any source whose shapes
+    can be read here: an arch: preset, a GGUF file or package, a folder with config.json, a hub id in the hub cache.
+    Raises UsageError for a setting that is no setting or a value it cannot take, or where the estimate has nothing
+    to say (a declared conflict, shapes not known here)."""
+    (cell,) = expand_spec("estimate", {"design": "list", "cells": [{"name": "cell", **settings}]}, source="api")
+    found, why_not = cell_estimate(cell)
+    if found is None:
+        raise UsageError(f"no estimate: {why_not}")
+    components = pd.DataFrame([{"name": c.name, "bytes": c.bytes, "GiB": c.bytes / GIB, "detail": c.detail}
+                               for c in found.components])
+    return Fit(cell, found.total_bytes, budget_bytes(cell.settings["budget"]), found.peak_moment, components,
+               list(found.notes), render(cell, found, None))
+
+
+def estimates(matrix: str) -> pd.DataFrame:
+    """The estimate of every cell of a matrix: `cell_id`, `name`, `predicted_bytes`, `budget_bytes`, `fits`, and
+    `why_not` where there is none (a declared conflict, shapes not known here)."""
+    rows = []
+    for cell in expand(matrix):
+        found, why_not = cell_estimate(cell)
+        budget = budget_bytes(cell.settings["budget"])
+        rows.append({"cell_id": cell.cell_id, "name": cell.name,
+                     "predicted_bytes": found.total_bytes if found else None, "budget_bytes": budget,
+                     "fits": found.total_bytes <= budget if found else None, "why_not": why_not})
+    return pd.DataFrame(rows).astype({"predicted_bytes": "Int64"})
