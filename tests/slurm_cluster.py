@@ -84,6 +84,13 @@ PartitionName={PARTITION} Nodes={host} Default=YES MaxTime=INFINITE State=UP
     return conf
 
 
+MUNGE_SOCKET = Path("/run/munge/munge.socket.2")
+
+
+def _munged_running() -> bool:
+    return subprocess.run(["pgrep", "-x", "munged"], capture_output=True).returncode == 0
+
+
 def _wait(what: str, check, timeout: float, logs: list[Path]) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -104,12 +111,20 @@ def cluster(folder: Path, cpus: int, memory_mb: int) -> Iterator[dict[str, str]]
     SYSTEM_CONF.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(conf, SYSTEM_CONF)
     try:
-        if subprocess.run(["pgrep", "-x", "munged"], capture_output=True).returncode != 0:
+        if not (_munged_running() and MUNGE_SOCKET.exists()):
+            # a munged without its socket is one an earlier cluster is still stopping, or a broken one: it cannot
+            # serve this cluster, so it ends (asked, then told) before ours starts
+            subprocess.run(["pkill", "-x", "munged"], capture_output=True)
+            try:
+                _wait("the previous munged's exit", lambda: not _munged_running(), 10, [])
+            except RuntimeError:
+                subprocess.run(["pkill", "-KILL", "-x", "munged"], capture_output=True)
+                _wait("the previous munged's exit", lambda: not _munged_running(), 10, [])
             Path("/run/munge").mkdir(parents=True, exist_ok=True)
             shutil.chown("/run/munge", "munge", "munge")
             processes.append(subprocess.Popen(["runuser", "-u", "munge", "--", "/usr/sbin/munged", "-F"],
                                               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
-            _wait("munged", lambda: Path("/run/munge/munge.socket.2").exists(), 30, [])
+            _wait("munged", MUNGE_SOCKET.exists, 30, [])
         processes.append(subprocess.Popen(["/usr/sbin/slurmctld", "-D", "-f", str(conf)], env=env,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
         processes.append(subprocess.Popen(["/usr/sbin/slurmd", "-D", "-f", str(conf)], env=env,

@@ -10,8 +10,8 @@ import shutil
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
-from matplotlib.collections import PolyCollection
-from matplotlib.container import ErrorbarContainer
+from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.figure import Figure
 
 from harness.core.errors import UsageError
 from harness.report import comparisons_table as comparisons
@@ -59,7 +59,13 @@ def test_the_table_gives_effect_interval_seeds_items_and_verdict(folder):
                                                                    "144", "inconclusive"]
     assert "the interval lies inside the margin" in table.note
     latex = table.latex("quality-qwen")
-    assert r"\multicolumn{2}{c}{95\% interval}" in latex and r"\label{tab:quality-qwen-comparisons}" in latex
+    assert r"\multicolumn{2}{c}{interval}" in latex and r"\label{tab:quality-qwen-comparisons}" in latex
+
+
+def spans(fig: Figure) -> list[tuple[float, float]]:
+    """The horizontal lines the forest plot draws (each an interval), as (low, high)."""
+    return [(float(seg[0, 0]), float(seg[1, 0])) for ax in fig.axes for c in ax.collections
+            if isinstance(c, LineCollection) for seg in c.get_segments() if seg[0, 1] == seg[1, 1]]
 
 
 def test_the_forest_plot_draws_every_effect_with_its_interval_zero_and_the_margin(folder):
@@ -68,8 +74,8 @@ def test_the_forest_plot_draws_every_effect_with_its_interval_zero_and_the_margi
         fig = paired.draw(frame, COLUMN_IN)
     try:
         assert len(fig.axes) == 2  # exact match and bits per byte: one panel each
-        bars = [c for ax in fig.axes for c in ax.containers if isinstance(c, ErrorbarContainer)]
-        assert len(bars) == 4
+        # each interval a horizontal line between its ends, drawn where it lies
+        assert sorted(spans(fig)) == sorted(zip(frame["low"], frame["high"], strict=True))
         recall = fig.axes[0]
         # at a column's width a long row name wraps over two lines
         assert [" ".join(t.get_text().split()) for t in recall.get_yticklabels()] == ["exp-decay-8k vs tail-8k",
@@ -78,7 +84,7 @@ def test_the_forest_plot_draws_every_effect_with_its_interval_zero_and_the_margi
         low, high = recall.get_xlim()
         assert low <= -0.062 and high >= 0.05  # every interval and the margin inside the axis
         assert [c for c in recall.collections if isinstance(c, PolyCollection)]  # the margin band
-        assert {"better", "worse", "no difference", "inconclusive"} <= set(legend_texts(fig))
+        assert {"higher", "lower", "no difference", "inconclusive"} <= set(legend_texts(fig))
         assert fig.get_figwidth() == COLUMN_IN
     finally:
         plt.close(fig)
@@ -92,7 +98,7 @@ def test_a_long_list_of_comparisons_is_split_into_parts_within_a_columns_height(
         figures = paired.parts(many, COLUMN_IN)
     try:
         assert len(figures) > 1 and all(fig.get_figheight() <= COLUMN_MAX_HEIGHT_IN + 0.01 for fig in figures)
-        drawn = sum(1 for fig in figures for ax in fig.axes for c in ax.containers if isinstance(c, ErrorbarContainer))
+        drawn = sum(len(spans(fig)) for fig in figures)
         assert drawn == 40  # every comparison in one part or another
     finally:
         for fig in figures:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from harness.report.freshness import read_freshness_table, stale_ids, without
+from harness.report.quality import quality_table
 from harness.report.quality_findings import effects, summarize
 from tests.conftest import REPO
 
@@ -73,8 +75,6 @@ def test_a_single_cell_is_held_against_the_reference_of_its_own_seed_for_memory_
 def test_the_quality_table_says_pending_only_for_cells_that_can_still_be_evaluated():
     """From the committed quality-qwen report, with three cells put back as they stood before their last session:
     none-32k skipped and unsloth failed have no scores to wait for; flash-attention-2 trained and waits."""
-    from harness.report.freshness import read_freshness_table, stale_ids, without
-    from harness.report.quality import quality_table
 
     folder = REPO / "reports" / "quality-qwen"
     cells, scores = pd.read_csv(folder / "cells.csv"), pd.read_csv(folder / "quality.csv")
@@ -87,8 +87,7 @@ def test_the_quality_table_says_pending_only_for_cells_that_can_still_be_evaluat
     assert table.loc["unsloth", column] == "– (cell error)"
     assert table.loc["flash-attention-2", column] == "pending"
     assert table.loc["exp-decay-32k", column].startswith("0.292")
-    # the committed report as it shows it: the cells `vramlab check --fresh` found stale are in none of its tables
+    # as the report reads them: a stale cell (freshness.csv) is in no table, so it is not pending either
     stale = stale_ids(read_freshness_table(folder))
-    shown = quality_table(*(without(pd.read_csv(folder / n, dtype={"cell_id": str}), stale)
-                            for n in ("cells.csv", "quality.csv")))
-    assert "pending" not in str(shown.rows)
+    committed = [without(pd.read_csv(folder / n, dtype={"cell_id": str}), stale) for n in ("cells.csv", "quality.csv")]
+    assert stale and "pending" not in str(quality_table(*committed).rows)

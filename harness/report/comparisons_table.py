@@ -1,5 +1,6 @@
 """The quality report's planned paired comparisons, from reports/<matrix>/comparisons.csv (one row a comparison,
-written by the quality statistics): as a table (effect, its 95% interval, seeds and items, the verdict and the rule
+written by the quality statistics): as a table (effect, its interval at its Holm level, seeds and items, the verdict
+and the rule
 that gave it) for report.md and tables.tex, and as the frame the paired-difference chart draws. A report without
 the file has neither, and says so."""
 
@@ -56,18 +57,21 @@ def label(row: pd.Series) -> str:
 def table(frame: pd.DataFrame) -> Table:
     margin = "margin" in frame
     columns = [Column("family", numeric=False), Column("question", numeric=False), Column("metric", numeric=False),
-               Column("a vs b", numeric=False), Column("effect (a − b)"), Column("low", group="95% interval"),
-               Column("high", group="95% interval"), *([Column("margin")] if margin else []), Column("seeds"),
-               Column("items"), Column("verdict", numeric=False)]
+               Column("a vs b", numeric=False), Column("effect (a − b)"), Column("low", group="interval"),
+               Column("high", group="interval"), *([Column("level (%)")] if "level" in frame else []),
+               *([Column("margin")] if margin else []), Column("seeds"), Column("items"),
+               Column("verdict", numeric=False)]
     rows = [[str(r["family"]), str(r["question"]), str(r["metric"]).replace("_", " "), label(r),
              number(r["effect"], DIGITS, signed=True), number(r["low"], DIGITS, signed=True),
-             number(r["high"], DIGITS, signed=True), *([number(r["margin"], DIGITS)] if margin else []),
+             number(r["high"], DIGITS, signed=True), *([number(100 * r["level"], 2)] if "level" in frame else []),
+             *([number(r["margin"], DIGITS)] if margin else []),
              number(r["seeds"], 0), number(r["items"], 0), str(r["verdict"])] for _, r in frame.iterrows()]
     rules = "; ".join(f"{verdict}: {rule}" for verdict, rule in
                       frame.drop_duplicates("verdict")[["verdict", "rule"]].itertuples(index=False))
-    note = ("Each planned comparison, paired by seed and item: the effect is a's score less b's, with its 95% "
-            f"interval, over the seeds and items shown. The verdicts' rules: {rules}. Every row: `{FILE}`.")
-    return Table("comparisons", "Paired comparisons with their 95% intervals", columns, rows, note)
+    note = ("Each planned comparison, paired by seed and item: the effect is a's score less b's, with its interval "
+            "from the crossed bootstrap at the level Holm's step gives it (95% for a family of one), over the seeds "
+            f"and items shown. The verdicts' rules: {rules}. Every row: `{FILE}`.")
+    return Table("comparisons", "Paired comparisons with their intervals at their Holm levels", columns, rows, note)
 
 
 def markdown(frame: pd.DataFrame | None, quality: bool) -> list[str]:

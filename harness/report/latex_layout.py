@@ -56,11 +56,12 @@ BOUNDS = {"≥": r"\geq", "≤": r"\leq"}
 # widths of Computer Modern at 8 pt, in points (measured with \settowidth; a character not listed counts as wide)
 _DIGIT, _LOWER, _UPPER, _SPACE, _OTHER = 4.25, 4.3, 6.2, 2.9, 4.6
 _NARROW = {c: 2.4 for c in ".,:;!'|()[]ilj"} | {"-": 2.9, "=": 6.6, "+": 6.6, "%": 7.1, "–": 4.3, "/": 4.3}
-_MATH = {"±": 6.6, "Δ": 7.1, "≥": 6.6, "≤": 6.6, "→": 8.5, "ρ": 4.4}
+_MATH = {"±": 6.6, "Δ": 7.1, "≥": 6.6, "≤": 6.6, "→": 8.5, "ρ": 4.4, "−": 6.6}
 # what a LaTeX table may not hold as it is
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
           "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "Δ": r"$\Delta$", "±": r"$\pm$",
-          "≥": r"$\geq$", "≤": r"$\leq$", "–": "--", "→": r"$\rightarrow$", "ρ": r"$\rho$"}
+          "≥": r"$\geq$", "≤": r"$\leq$", "–": "--", "→": r"$\rightarrow$", "ρ": r"$\rho$",
+          "−": r"$-$"}
 # where a long name may break in a paragraph column: after these
 BREAK_AFTER = ",=/_-:"
 

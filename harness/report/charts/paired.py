@@ -1,5 +1,5 @@
 """The paired comparisons (reports/<matrix>/comparisons.csv) as a forest plot: each comparison's effect (a's score
-less b's) as a dot with its 95% interval, a line at zero, and where the statistics state a margin of "no
+less b's) as a dot with its interval at its Holm level, a line at zero, and where the statistics state a margin of "no
 difference" that band shaded on the comparison's row. One panel per metric, since bits per byte and exact recall
 are on different scales; the axis is fitted to the intervals and zero, so effects of a few thousandths show."""
 
@@ -27,7 +27,8 @@ from harness.spec.chart_widths import DOUBLE_IN
 ROW_IN = 0.16  # a comparison's row: room for a 7 pt label
 PANEL_IN = 0.75  # a panel's axis and title
 # a verdict's colour: a difference called, none, or undecided
-VERDICT_COLOURS = {"better": "#228833", "worse": "#EE6677", "no difference": "#4477AA"}
+# the decision rule's words (docs/quality.md); inconclusive is grey
+VERDICT_COLOURS = {"higher": "#EE6677", "lower": "#228833", "no difference": "#4477AA"}
 
 
 def parts(comparisons: pd.DataFrame | None, width: float = DOUBLE_IN) -> list[Figure]:
@@ -36,7 +37,14 @@ def parts(comparisons: pd.DataFrame | None, width: float = DOUBLE_IN) -> list[Fi
     if comparisons is None or comparisons.empty:
         return [draw(comparisons, width)]
     most = COLUMN_MAX_HEIGHT_IN if narrow_width(width) else DOUBLE_MAX_HEIGHT_IN
-    return within(lambda rows: draw(comparisons.loc[rows], width), list(comparisons.index), most)
+    return within(lambda rows: draw(comparisons.loc[rows], width), list(comparisons.index), most,
+                  at_least=lambda rows: height(comparisons.loc[rows]))
+
+
+def height(comparisons: pd.DataFrame) -> float:
+    """The figure's height in inches before its legend: a panel per metric, a row per comparison."""
+    sizes = comparisons["metric"].value_counts(sort=False)
+    return float(sum(ROW_IN * n + PANEL_IN for n in sizes) + 0.4)
 
 
 def draw(comparisons: pd.DataFrame | None, width: float = DOUBLE_IN) -> Figure:
@@ -48,7 +56,7 @@ def draw(comparisons: pd.DataFrame | None, width: float = DOUBLE_IN) -> Figure:
         return fig
     metrics = list(dict.fromkeys(comparisons["metric"]))
     sizes = [int((comparisons["metric"] == m).sum()) for m in metrics]
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(width, sum(ROW_IN * n + PANEL_IN for n in sizes) + 0.4),
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(width, height(comparisons)),
                              squeeze=False, layout="constrained",
                              gridspec_kw={"height_ratios": [ROW_IN * n + PANEL_IN for n in sizes]})
     margin = "margin" in comparisons
@@ -60,8 +68,11 @@ def draw(comparisons: pd.DataFrame | None, width: float = DOUBLE_IN) -> Figure:
                                  zorder=0)
             colour = next((c for word, c in VERDICT_COLOURS.items() if str(row["verdict"]).startswith(word)),
                           TOL_GREY)
-            ax.errorbar(row["effect"], y, xerr=[[row["effect"] - row["low"]], [row["high"] - row["effect"]]],
-                        fmt="o", color=colour, markersize=3.5, capsize=2, elinewidth=0.9, zorder=3)
+            # the interval as drawn, not as offsets: a percentile interval need not hold the mean over seeds
+            if pd.notna(row["low"]) and pd.notna(row["high"]):
+                ax.hlines(y, row["low"], row["high"], color=colour, linewidth=0.9, zorder=2)
+                ax.vlines([row["low"], row["high"]], y - 0.15, y + 0.15, color=colour, linewidth=0.9, zorder=2)
+            ax.plot(row["effect"], y, "o", color=colour, markersize=3.5, zorder=3)
         ax.axvline(0, color="black", linewidth=0.8, zorder=1)
         ends = [*part["low"], *part["high"], 0.0, *((part["margin"].tolist() + (-part["margin"]).tolist())
                                                     if margin else [])]
@@ -69,7 +80,7 @@ def draw(comparisons: pd.DataFrame | None, width: float = DOUBLE_IN) -> Figure:
         pad = 0.06 * ((high - low) or 1.0)
         ax.set_xlim(low - pad, high + pad)
         rows_top_down(ax, [label(r) for _, r in part.iterrows()])
-        ax.set_xlabel(f"effect on {metric.replace('_', ' ')} (a − b), 95% interval")
+        ax.set_xlabel(f"effect on {metric.replace('_', ' ')} (a − b), interval at its Holm level")
         ax.grid(axis="x", color="0.9", linewidth=0.6)
     handles: list[Artist] = [Line2D([], [], marker="o", linestyle="", color=c, label=w)
                              for w, c in VERDICT_COLOURS.items()

@@ -23,9 +23,13 @@ def chunks(items: Sequence[T], parts: int) -> list[list[T]]:
 
 
 def within(draw_part: Callable[[list[T]], Figure], items: Sequence[T], most_height: float = COLUMN_MAX_HEIGHT_IN,
-           first_parts: int = 1) -> list[Figure]:
-    """The parts, as few as keep each within most_height (a single item that alone is taller stays one part)."""
+           first_parts: int = 1, at_least: Callable[[list[T]], float] | None = None) -> list[Figure]:
+    """The parts, as few as keep each within most_height (a single item that alone is taller stays one part).
+    `at_least` (a height draw_part's figure for a run cannot be under) skips, without drawing, counts too few."""
     parts = max(1, min(first_parts, len(items)))
+    while at_least is not None and parts < len(items) and \
+            max(at_least(run) for run in chunks(items, parts)) > most_height + 0.01:
+        parts += 1
     while True:
         figures = [draw_part(run) for run in chunks(items, parts)]
         if all(fig.get_figheight() <= most_height + 0.01 for fig in figures) or parts >= len(items):

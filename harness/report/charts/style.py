@@ -47,7 +47,9 @@ RC = {"pdf.fonttype": 42, "ps.fonttype": 42, "font.size": 8, "axes.titlesize": 8
       "legend.fontsize": SMALL, "legend.title_fontsize": SMALL, "xtick.labelsize": SMALL,
       "ytick.labelsize": SMALL, "figure.titlesize": 8, "axes.spines.top": False, "axes.spines.right": False,
       "axes.axisbelow": True, "legend.frameon": False, "axes.linewidth": 0.6, "xtick.major.width": 0.6,
-      "ytick.major.width": 0.6, "lines.linewidth": 1.2}
+      "ytick.major.width": 0.6, "lines.linewidth": 1.2,
+      # a report holds every chart of one width open until it saves them: dozens of parts, on purpose
+      "figure.max_open_warning": 0}
 __all__ = ["RC", "TOL_GREY", "Palette"]
 
 
