@@ -87,6 +87,15 @@ def claims(root: Path) -> str:
     return _table(["claim", "claimed", "read as", "measured here", "verdict"], rows) + "\n"
 
 
+BRIEF_WORDS = 18  # a matrix's description in the README; `vramlab matrices` and the matrix file give it whole
+
+
+def brief(text: str, words: int = BRIEF_WORDS) -> str:
+    """The text's first `words` words, an ellipsis where it was cut."""
+    kept = text.split()
+    return " ".join(kept[:words]) + (" …" if len(kept) > words else "")
+
+
 def matrices(root: Path) -> str:
     rows = []
     for name in shipped_matrices():
@@ -101,7 +110,7 @@ def matrices(root: Path) -> str:
         shown = next((f for f in ("report.md", "ceiling.md") if (root / "reports" / name / f).is_file()), None)
         report = f"[{shown}](reports/{name}/{shown})" if shown else "–"
         # the models are named by each description; `vramlab matrices` gives the sources and whether they are here
-        rows.append([f"`{name}`", str(found.cells), published, found.device(), found.description, report])
+        rows.append([f"`{name}`", str(found.cells), published, found.device(), brief(found.description), report])
     return _table(["matrix", "cells", "published results", "runs on", "what it measures", "report"], rows,
                   right={1}) + "\n"
 
