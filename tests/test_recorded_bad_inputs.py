@@ -1,0 +1,83 @@
+"""Bad inputs recorded by the trials keep their clear answers. Each `clear` case of a trial's log
+(tests/bad_input_trials/round*.jsonl) runs its recorded commands with bash in a copy of this checkout, as the trial ran
+them from a fresh clone's root, and must still give what the trial saw:
+
+- `exit`: the exit status of the commands as bash returns it (a case ending in `echo rc=$?` exits 0 and says its
+  command's own status in `prints`);
+- `says`: a piece of the line the user sees: on stderr, or on stdout when `lines` is 0 (stderr stays empty);
+- `lines`: the most lines stderr may hold (1 for a refusal); null where stderr holds a Python traceback, whose length
+  is the call stack's, not the case's (its last line is in `says`);
+- `prints` (optional): a piece stdout must hold;
+- `leaves`: "clean" (tracked files unchanged, nothing untracked) or {"untracked": [paths the case may add]};
+- `without_gpu` (optional): the case asks for a CUDA GPU and records the answer where there is none;
+- `slow`: its replay takes over about 2 s, so it runs in the slow tier only.
+
+Temporary files go under the test's own folder (TMPDIR), the model cache is the suite's, and after each case the
+copy is put back (tracked files restored, anything untracked or ignored but bytecode removed) for the next."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.checkout_copy import copy_checkout, environment, git, status
+
+TRIALS = Path(__file__).resolve().parent / "bad_input_trials"
+
+
+def clear_cases() -> list:
+    cases = []
+    for log in sorted(TRIALS.glob("round*.jsonl")):
+        for line in log.read_text().splitlines():
+            case = json.loads(line)
+            if case["class"] == "clear":
+                cases.append(pytest.param(case, id=case["id"], marks=[pytest.mark.slow] if case["slow"] else []))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory) -> Path:
+    return copy_checkout(tmp_path_factory.mktemp("recorded") / "clone")
+
+
+def replay(case: dict, clone: Path, cache: Path, temporary: Path) -> subprocess.CompletedProcess:
+    """The case's commands as the trial ran them: bash in the checkout's root, the venv's python and snakemake first
+    on PATH, and no VRAMLAB_ setting of the environment the tests run in."""
+    env = environment(clone, TMPDIR=str(temporary),
+                      PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = {**{k: v for k, v in env.items() if not k.startswith("VRAMLAB_")}, "VRAMLAB_CACHE": str(cache)}
+    return subprocess.run(["bash", "-c", case["commands"]], cwd=clone, env=env, capture_output=True, text=True,
+                          errors="replace", timeout=300)
+
+
+def restore(clone: Path) -> None:
+    # ignored files go too (Snakemake's records in .snakemake/, exports/, logs), or one case's leftovers would change
+    # the next one's answer; bytecode stays, so that each case does not compile the harness again
+    git("checkout", "--", ".", cwd=clone)
+    git("clean", "-fdqx", "-e", "__pycache__", cwd=clone)
+
+
+@pytest.mark.parametrize("case", clear_cases())
+def test_a_recorded_bad_input_keeps_its_clear_answer(case, clone, cache_dir, tmp_path):
+    if case.get("without_gpu"):
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("the case records the answer on a machine without a CUDA GPU")
+    try:
+        done = replay(case, clone, cache_dir, tmp_path)
+        seen = f"exit {done.returncode}\nstderr:\n{done.stderr[-3000:]}\nstdout:\n{done.stdout[-2000:]}"
+        assert done.returncode == case["exit"], seen
+        said = [line for line in done.stderr.splitlines() if line.strip()]
+        assert case["lines"] is None or len(said) <= case["lines"], seen
+        assert case["says"] in (done.stderr if case["lines"] != 0 else done.stdout), seen
+        assert case.get("prints", "") in done.stdout, seen
+        allowed = set() if case["leaves"] == "clean" else {f"?? {path}" for path in case["leaves"]["untracked"]}
+        assert set(status(clone).splitlines()) <= allowed, status(clone)
+    finally:
+        restore(clone)
