@@ -10,7 +10,8 @@ them from a fresh clone's root, and must still give what the trial saw:
 - `prints` (optional): a piece stdout must hold;
 - `leaves`: "clean" (tracked files unchanged, nothing untracked) or {"untracked": [paths the case may add]};
 - `without_gpu` (optional): the case asks for a CUDA GPU and records the answer where there is none;
-- `slow`: its replay takes over about 2 s, so it runs in the slow tier only.
+- `slow`: its replay takes over about 2 s. Every case runs in the slow tier all the same: each starts Python (about
+  1 s of CPU), and the 101 quick ones tripled the fast tier.
 
 Temporary files go under the test's own folder (TMPDIR), the model cache is the suite's, and after each case the
 copy is put back (tracked files restored, anything untracked or ignored but bytecode removed) for the next."""
@@ -28,6 +29,7 @@ import pytest
 from tests.checkout_copy import copy_checkout, environment, git, status
 
 TRIALS = Path(__file__).resolve().parent / "bad_input_trials"
+pytestmark = pytest.mark.slow
 
 
 def clear_cases() -> list:
