@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from harness.core.cache import check_cache_usable
 from harness.core.command_line import Parser
@@ -64,6 +63,7 @@ from harness.spec.matrix import (
     expand_spec,
     find_cell,
     matrix_path,
+    set_value,
     source_folder_problem,
 )
 from harness.spec.owners import check_reports_folder, check_results_folder
@@ -120,7 +120,7 @@ def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
         key, sep, value = pair.partition("=")
         if not sep:
             raise MatrixError(f"--set {pair!r}: write it as KEY=VALUE (e.g. --set context=32768)")
-        cell_settings[key.strip()] = yaml.safe_load(value)
+        cell_settings[key.strip()] = set_value(key.strip(), value)
     return expand_spec("estimate", {"design": "list", "cells": [cell_settings]}, source="--set")
 
 
