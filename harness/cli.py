@@ -62,6 +62,7 @@ from harness.spec.matrix import (
     expand,
     expand_spec,
     find_cell,
+    matrix_options,
     matrix_path,
     set_value,
     source_folder_problem,
@@ -149,9 +150,11 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     if not cells:
         raise MatrixError(f"{args.matrix} has no cell named or with id {args.cell!r}")
     estimated = []
+    skip = bool(args.matrix) and matrix_options(args.matrix)["predicted_oom"] == "skip"
     for cell in cells:
         est, why_not = cell_estimate(cell)
-        print(json.dumps(as_json(cell, est, why_not), sort_keys=True) if args.json else render(cell, est, why_not))
+        print(json.dumps(as_json(cell, est, why_not), sort_keys=True) if args.json
+              else render(cell, est, why_not, skip=skip))
         if est is not None:
             estimated.append((cell, est))
     if args.chart and estimated:
