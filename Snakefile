@@ -17,6 +17,7 @@
 
 import base64
 import shutil
+import signal
 import sys
 
 sys.path.insert(0, workflow.basedir)
@@ -37,6 +38,7 @@ from harness.results.existing import review_cell, review_evaluation
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
 from harness.workflow import check_config, check_configfiles, check_writable, default_matrix, flag
+from harness.workflow import cleanup_paths, only_prints, reproduction_targeted, rules_left_out
 from harness.core.environment_variables import check_all
 from harness.process.job_clock import job_minutes
 
@@ -51,6 +53,9 @@ def _stop(err):
     sys.exit(2)
 
 
+# a listing or plan piped into `head` ends quietly where head stops reading (harness/workflow.py, only_prints)
+if only_prints(sys.argv) and hasattr(signal, "SIGPIPE"):
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 try:
     # every --config value, before anything is read (harness/workflow.py); a `--config` without `=` is refused by
     # Snakemake's own parser before this file is read (docs/reproducing.md, "Which matrix runs"); and every VRAMLAB_*
@@ -60,6 +65,9 @@ try:
     check_all()
 except UsageError as err:
     _stop(err)
+if workflow.is_main_process and workflow.resource_settings.cores == 0:  # no job would ever start: it waits forever
+    _stop("--cores 0 lets no job run, so Snakemake would wait without end; give --cores 1 or more (a dry run, -n, "
+          "needs no --cores)")
 if config.get("matrix"):
     MATRIX, WHY = str(config["matrix"]), "chosen with --config matrix=..."
 else:
@@ -160,7 +168,11 @@ MACHINE = machine_label()
 # lets -F, -R cell and --delete-all-output replace or delete them
 WITH_RESULT = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()]
 REPLACE = flag(config, "replace", "false")
+# the refusal quotes the word given (replace=1, replace=yes), and how it was read
+_REPLACE_GIVEN = "replace=true" if str(config.get("replace")).lower() == "true" else \
+    f"replace={config.get('replace')} (read as true)"
 PUBLISHED = WITH_RESULT if REPRODUCE else []
+REPRODUCTION_NOTES = []
 # a cell that needs a GPU would be "reproduced" here as skipped, and the comparison would call that a difference
 _UNREPRODUCIBLE = [c for c in CELLS if c.cell_id in PUBLISHED and needs_cuda(c.settings)] if not cuda_present() else []
 if _UNREPRODUCIBLE:
@@ -170,16 +182,19 @@ if _UNREPRODUCIBLE:
           "results are kept as they are)")
 REPRODUCTIONS = expand(f"{RESULTS}/{NAME}/reproductions/{MACHINE}/{{cell_id}}.json", cell_id=PUBLISHED)
 COMPARISON = [f"{REPORTS}/{NAME}/reproductions/{MACHINE}/comparison.md"] if PUBLISHED else []
-# a run after one that reproduced every cell measures nothing: it says so, and gives the comparison again
+# a run after one that reproduced every cell measures nothing: it says so, and gives the comparison again; told only
+# where the run's targets reach the reproduction (_prepare)
 REPRODUCED_BEFORE = bool(PUBLISHED) and all(Path(p).is_file() for p in REPRODUCTIONS + COMPARISON)
 if REPRODUCED_BEFORE:
-    NOTES.append(f"the {len(PUBLISHED)} published cells of '{NAME}' were reproduced on this machine ({MACHINE}) by an "
-                 f"earlier run, into {RESULTS}/{NAME}/reproductions/{MACHINE}/, so none is measured again (delete "
-                 "that folder to measure them again); the comparison it ended with:")
-    NOTES.append(Path(COMPARISON[0]).read_text().splitlines()[0] + f"  ({COMPARISON[0]})")
+    REPRODUCTION_NOTES.append(f"the {len(PUBLISHED)} published cells of '{NAME}' were reproduced on this machine "
+                              f"({MACHINE}) by an earlier run, into {RESULTS}/{NAME}/reproductions/{MACHINE}/, so none "
+                              "is measured again (delete that folder to measure them again); the comparison it ended "
+                              "with:")
+    REPRODUCTION_NOTES.append(Path(COMPARISON[0]).read_text().splitlines()[0] + f"  ({COMPARISON[0]})")
 elif PUBLISHED:
-    NOTES.append(f"reproducing the {len(PUBLISHED)} published cells of '{NAME}' on this machine ({MACHINE}), into "
-                 f"{RESULTS}/{NAME}/reproductions/{MACHINE}/, then comparing them with the published results")
+    REPRODUCTION_NOTES.append(f"reproducing the {len(PUBLISHED)} published cells of '{NAME}' on this machine "
+                              f"({MACHINE}), into {RESULTS}/{NAME}/reproductions/{MACHINE}/, then comparing them with "
+                              "the published results")
 
 
 def _without_provenance(paths):
@@ -201,6 +216,14 @@ if _foreign:
                                          "and replaced, each kept in results/superseded/" if REPLACE
                                          else "those results are kept as they are (a result is redone only when its "
                                               "file is deleted)") + ".")
+
+# --cleanup-metadata of a file Snakemake has no record of making (a committed or copied result) fails in its six
+# lines; said in one, and nothing is changed
+_UNRECORDED = _without_provenance(cleanup_paths(sys.argv))
+if _UNRECORDED:
+    _stop(f"--cleanup-metadata {_UNRECORDED[0]}: Snakemake holds no record of making it (a result committed or copied "
+          f"here has none), so there is no metadata to clean up ({len(_UNRECORDED)} such file"
+          f"{'s' if len(_UNRECORDED) > 1 else ''} named); nothing was changed: leave such files out")
 
 # --delete-all-output (and --delete-temp-output) would remove the result files, the published reference among them
 _DELETING = [a for a in sys.argv if a in ("--delete-all-output", "--delete-temp-output")]
@@ -252,7 +275,7 @@ def _refuse_forced_replacement():
     every = settings.forceall or bool({"cell", "evaluate"} & set(settings.forcerun))
     files = _forced_files()
     if REPLACE and not (every or files):
-        _stop("--config replace=true acts only with -F (or -R cell, or -R/-f naming a result file), which measure "
+        _stop(f"--config {_REPLACE_GIVEN} acts only with -F (or -R cell, or -R/-f naming a result file), which measure "
               "cells that have a result again; without them nothing is replaced: give -F, or leave replace out")
     if every and WITH_RESULT and not REPLACE:
         _stop(f"-F (or -R cell) would measure the {len(WITH_RESULT)} cells of '{NAME}' that have a result again and "
@@ -278,6 +301,20 @@ def _refuse_missing_submitter():
               "jobs anywhere)")
 
 
+def _refuse_rules_left_out():
+    """A rule the run names (a target, the default `all`, -R) that --allowed-rules leaves out: Snakemake would still
+    plan it (harness/workflow.py, rules_left_out)."""
+    settings = workflow.dag_settings
+    if settings is None or not settings.allowed_rules:
+        return
+    named = [t for t in settings.targets if workflow.is_rule(t)] or (["all"] if not settings.targets else [])
+    left_out = rules_left_out(settings.allowed_rules, sorted(settings.forcerun) + named)
+    if left_out:
+        _stop(f"--allowed-rules {' '.join(sorted(settings.allowed_rules))} leaves out the rule {left_out[0]}, which "
+              "the run names (as a target, by default, or with -R), yet Snakemake would still run it: the option "
+              "only limits which rules may make the files asked for; name only allowed rules, or leave it out")
+
+
 _PREPARED = []
 
 
@@ -286,12 +323,19 @@ def _prepare(wildcards):
     jobs of the files set aside run, whatever the targets), the NOTES are told, and where jobs are executed the
     changes that planning only said are made: the results folder's owner is written, and the files that cannot
     stand are set aside."""
+    cell_id = getattr(wildcards, "cell_id", None)
+    if cell_id is not None and cell_id not in IDS:  # a result file's name of no cell: later a KeyError's traceback
+        _stop(f"'{NAME}' ({matrix_path(MATRIX)}) has no cell {cell_id}, so no job makes a file of that id; its cells' "
+              f"ids are listed by `vramlab cells {MATRIX}`")
     if not _PREPARED:
         _PREPARED.append(True)
         if workflow.is_main_process:  # a cluster job's own Snakemake reads this file again: told once, here
             _refuse_forced_replacement()
             _refuse_missing_submitter()
-            for note in NOTES + (DRY_RUN_NOTES if workflow.dryrun else []):
+            _refuse_rules_left_out()
+            targets = workflow.dag_settings.targets if workflow.dag_settings is not None else set()
+            for note in NOTES + (REPRODUCTION_NOTES if reproduction_targeted(targets) else []) \
+                    + (DRY_RUN_NOTES if workflow.dryrun else []):
                 print(f"vramlab: {note}", file=sys.stderr)
         if _executing():
             claim_results_folder(Path(RESULTS), NAME, matrix_path(MATRIX))

@@ -23,6 +23,7 @@ import pandas as pd
 
 from harness.core.budget import budget_bytes
 from harness.core.errors import UsageError
+from harness.estimate import host_budget_exceeded
 from harness.estimate.table import cell_estimate, render
 from harness.report.aggregate import load_results, tables
 from harness.spec.cells import Cell
@@ -48,14 +49,26 @@ def results(matrix: str, results_dir: str | Path = "results", partial: bool = Tr
     (ok, oom, skipped, error, timeout) and reason, the peaks in bytes (`peak_device_bytes`, `peak_allocated_bytes`,
     ...), `tokens_per_second`, `mfu`, the first and final loss. Read from `results_dir/<matrix>/<cell_id>.json`
     (every file validated as `vramlab check` does). With `partial` (the default), a cell without a result yet is a
-    row of status `pending`; without it, a missing result raises."""
-    return tables(load_results(matrix, Path(results_dir), partial))[0]
+    row of status `pending`; without it, a missing result raises. A `results_dir` that does not exist raises: every
+    cell would be pending, which reads as a matrix not run rather than a folder named wrong."""
+    if not isinstance(partial, bool):  # partial="no" would be true
+        raise UsageError(f"results: partial={partial!r}; give True or False")
+    return tables(load_results(matrix, _results_folder(results_dir), partial))[0]
+
+
+def _results_folder(results_dir: str | Path) -> Path:
+    folder = Path(results_dir)
+    if not folder.is_dir():
+        where = "" if folder.is_absolute() else f" (from {Path.cwd()})"
+        raise UsageError(f"results: results_dir {str(results_dir)!r}{where} is not a folder; give the folder that "
+                         "holds <matrix>/<cell_id>.json, such as the checkout's results")
+    return folder
 
 
 def steps(matrix: str, results_dir: str | Path = "results") -> pd.DataFrame:
     """Every optimizer step of the matrix's cells that have a result: `cell_id`, `name`, `step`, `seconds`, `loss`,
     and `warmup` (the steps left out of the timings)."""
-    return tables(load_results(matrix, Path(results_dir), partial=True))[1]
+    return tables(load_results(matrix, _results_folder(results_dir), partial=True))[1]
 
 
 @dataclass(frozen=True)
@@ -70,10 +83,11 @@ class Fit:
     components: pd.DataFrame  # one row a component: name, bytes, GiB, detail
     notes: list[str] = field(default_factory=list)
     text: str = ""
+    host_fits: bool = True  # False where offloaded checkpointing pins more than the cell's host budget
 
     @property
     def fits(self) -> bool:
-        return self.total_bytes <= self.budget_bytes
+        return self.total_bytes <= self.budget_bytes and self.host_fits
 
     @property
     def total_gib(self) -> float:
@@ -96,11 +110,12 @@ def estimate(**settings: Any) -> Fit:
     components = pd.DataFrame([{"name": c.name, "bytes": c.bytes, "GiB": c.bytes / GIB, "detail": c.detail}
                                for c in found.components])
     return Fit(cell, found.total_bytes, budget_bytes(cell.settings["budget"]), found.peak_moment, components,
-               list(found.notes), render(cell, found, None))
+               list(found.notes), render(cell, found, None), host_budget_exceeded(cell.settings, found) is None)
 
 
 def estimates(matrix: str) -> pd.DataFrame:
-    """The estimate of every cell of a matrix: `cell_id`, `name`, `predicted_bytes`, `budget_bytes`, `fits`, and
+    """The estimate of every cell of a matrix: `cell_id`, `name`, `predicted_bytes`, `budget_bytes`, `fits` (its
+    device budget and its host budget both), and
     `why_not` where there is none (a declared conflict, shapes not known here)."""
     rows = []
     for cell in expand(matrix):
@@ -108,5 +123,6 @@ def estimates(matrix: str) -> pd.DataFrame:
         budget = budget_bytes(cell.settings["budget"])
         rows.append({"cell_id": cell.cell_id, "name": cell.name,
                      "predicted_bytes": found.total_bytes if found else None, "budget_bytes": budget,
-                     "fits": found.total_bytes <= budget if found else None, "why_not": why_not})
+                     "fits": (found.total_bytes <= budget and host_budget_exceeded(cell.settings, found) is None
+                              if found else None), "why_not": why_not})
     return pd.DataFrame(rows).astype({"predicted_bytes": "Int64"})

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from harness.core.atomic_files import write_text_atomic
 from harness.core.cache import check_cache_usable
@@ -69,7 +68,9 @@ from harness.spec.matrix import (
     expand,
     expand_spec,
     find_cell,
+    matrix_options,
     matrix_path,
+    set_value,
     source_folder_problem,
 )
 from harness.spec.matrix_list import matrix_entries
@@ -166,7 +167,7 @@ def _estimated_cells(args: argparse.Namespace) -> list[Cell]:
         key, sep, value = pair.partition("=")
         if not sep:
             raise MatrixError(f"--set {pair!r}: write it as KEY=VALUE (e.g. --set context=32768)")
-        cell_settings[key.strip()] = yaml.safe_load(value)
+        cell_settings[key.strip()] = set_value(key.strip(), value)
     return expand_spec("estimate", {"design": "list", "cells": [cell_settings]}, source="--set")
 
 
@@ -195,9 +196,11 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     if not cells:
         raise MatrixError(f"{args.matrix} has no cell named or with id {args.cell!r}")
     estimated = []
+    skip = bool(args.matrix) and matrix_options(args.matrix)["predicted_oom"] == "skip"
     for cell in cells:
         est, why_not = cell_estimate(cell)
-        print(json.dumps(as_json(cell, est, why_not), sort_keys=True) if args.json else render(cell, est, why_not))
+        print(json.dumps(as_json(cell, est, why_not), sort_keys=True) if args.json
+              else render(cell, est, why_not, skip=skip))
         if est is not None:
             estimated.append((cell, est))
     if args.chart and estimated:

@@ -153,3 +153,42 @@ def check_writable(config: dict[str, Any], matrix: str) -> None:
             given = f"--config {key}={str(config[key])[:80]}" if key in config else f"{key} (by default {default})"
             raise UsageError(f"{given}: {blocker.absolute()} cannot be written (a read-only file system, or no "
                              f"permission), so {folder} could not be made or filled; give a folder that can be written")
+
+
+# Snakemake's options that only print (a listing, a summary, a plan): piped into `head`, such a run ends where head
+# stops reading, as other command-line tools do, not in a BrokenPipeError traceback from Snakemake's print
+PRINTING_OPTIONS = frozenset({"-n", "--dry-run", "--dryrun", "-S", "--summary", "-D", "--detailed-summary", "-l",
+                              "--list", "--list-rules", "--lt", "--list-target-rules", "--dag", "--rulegraph",
+                              "--filegraph", "--d3dag", "--list-changes", "--lc", "--list-input-changes", "--li",
+                              "--list-params-changes", "--lp", "--list-code-changes", "--list-untracked", "--lu"})
+
+
+def only_prints(argv: list[str]) -> bool:
+    return any(token in PRINTING_OPTIONS or token.startswith(("--summary=", "--dag=")) for token in argv)
+
+
+def cleanup_paths(argv: list[str]) -> list[str]:
+    """The files named after --cleanup-metadata (--cm) on Snakemake's command line, up to the next option."""
+    paths: list[str] = []
+    taking = False
+    for token in argv:
+        if token in ("--cleanup-metadata", "--cm"):
+            taking = True
+        elif token.startswith("-"):
+            taking = False
+        elif taking:
+            paths.append(token)
+    return paths
+
+
+def reproduction_targeted(targets: set[str] | frozenset[str]) -> bool:
+    """Whether the run's targets reach the reproduction of the published cells: none named (rule all, the default),
+    `all`, or the reproduce and compare rules or their files."""
+    return not targets or any(t in ("all", "reproduce", "compare") or "/reproductions/" in t for t in targets)
+
+
+def rules_left_out(allowed: set[str] | frozenset[str], named: list[str]) -> list[str]:
+    """The rules the run names (its target rules, the default `all`, -R's) that --allowed-rules leaves out: Snakemake
+    still plans a rule named so (the option restricts the rules that may make files, and is meant for its own
+    cluster jobs), so the run would do what --allowed-rules seemed to forbid."""
+    return [rule for rule in dict.fromkeys(named) if allowed and rule not in allowed]

@@ -28,6 +28,7 @@ def parse_bytes(text: str | int) -> int:
 
 GIB = 2**30
 _BINARY = {"", "B", "KIB", "MIB", "GIB", "TIB"}  # "": a bare number of bytes
+_UNIT_SPELLING = {"": "", "B": "B", "KIB": "KiB", "MIB": "MiB", "GIB": "GiB", "TIB": "TiB"}
 BUDGET_KEYS = ("card", "display_reserve")
 # the canonical spelling's units, largest first: a size is written in the largest one that holds it whole
 _CANONICAL_UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
@@ -55,6 +56,9 @@ def _size_problem(value: Any, minimum: int = 2**20, maximum: int | None = None) 
                 f"write {match.group(1)}{unit[0]}iB")
     if unit not in _BINARY:
         return f"{value!r}: unknown unit {match.group(2)!r}; use KiB, MiB, GiB or TiB"
+    if match.group(2) not in _UNIT_SPELLING.values():  # 'gib', 'GIB': a lower-case b is a bit in other writing
+        return (f"{value!r}: units are written B, KiB, MiB, GiB and TiB, with that case; write "
+                f"{match.group(1)}{_UNIT_SPELLING[unit]}")
     if parse_bytes(value) < minimum:
         return f"{value!r} is less than 1 MiB: no model trains in that"
     if maximum is not None and parse_bytes(value) > maximum:

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 
@@ -44,6 +46,9 @@ class DefaultsShown(argparse.RawDescriptionHelpFormatter):
         return f"{said} (default: %(default)s)"
 
 
+FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".csv", ".md", ".txt", ".gguf")
+
+
 class Parser(argparse.ArgumentParser):
     """Subcommands made with add_subparsers are Parsers too (argparse gives them the parent's class), and show
     their defaults in their help."""
@@ -61,10 +66,27 @@ class Parser(argparse.ArgumentParser):
     def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                          namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
         self.given: dict[str, str] = {}  # the options of this one parse, each as it was first given
+        self.words = list(sys.argv[1:] if args is None else args)
         try:
             return super().parse_known_args(args, namespace)
         finally:
             self.given = {}
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: {message}{self._dashed_file(message)} (see {self.prog} --help)\n")
+
+    def _dashed_file(self, message: str) -> str:
+        """A file whose name starts with '-' is taken by argparse for an option, and the error then names only what
+        is missing: say which word was taken so, and how to give it as a file."""
+        if "required" not in message and "unrecognized" not in message:
+            return ""
+        known = {option for action in self._actions for option in action.option_strings}
+        for word in getattr(self, "words", []):
+            if word == "--":
+                break
+            unread = "required" in message or word in message.split()  # the word argparse named, if it named any
+            if (word.startswith("-") and "=" not in word and word not in known and unread
+                    and (Path(word).exists() or Path(word).suffix in FILE_SUFFIXES)):
+                return (f"; {word!r} starts with '-', so it was read as an option: give it as ./{word} "
+                        f"(or after --)")
+        return ""

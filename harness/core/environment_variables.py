@@ -6,6 +6,7 @@ meant at its default without a word."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -20,6 +21,7 @@ ABLATIONS = "VRAMLAB_ABLATIONS"
 SPARE_IDLE = "VRAMLAB_SPARE_IDLE"
 DEVICE_SLOTS = "VRAMLAB_DEVICE_SLOTS"
 LEASES = "VRAMLAB_LEASES"
+DEVICE_LEASE = "VRAMLAB_DEVICE_LEASE"
 # switches the docs document as NAME=0 (off); 1, the default, is on
 SWITCHES = ("VRAMLAB_EMULATE_CARD", "VRAMLAB_GC_FREEZE", "VRAMLAB_BYTECODE_CACHE")
 DEVICES = "VRAMLAB_DEVICES"
@@ -29,7 +31,7 @@ READ_ELSEWHERE = ("VRAMLAB_TIME_LIMIT", "VRAMLAB_GIT_COMMIT", "VRAMLAB_GIT_DIRTY
 # set by vramlab for its own processes (harness/run/worker_status.py, harness/run/memory_history.py), or by the tests
 # (a worker's fault, warm starts on the CPU) and benchmarks/cell_time_run.py (its stream's number); nobody sets them
 # by hand, but a process started with them set is vramlab's own
-INTERNAL = ("VRAMLAB_STATUS_FILE", "VRAMLAB_WARM_START", "VRAMLAB_DEVICE_LEASE", "VRAMLAB_MEMORY_HISTORY",
+INTERNAL = ("VRAMLAB_STATUS_FILE", "VRAMLAB_WARM_START", DEVICE_LEASE, "VRAMLAB_MEMORY_HISTORY",
             "VRAMLAB_TEST_FAULT", "VRAMLAB_WARM_START_CPU", "VRAMLAB_CELL_TIME_STREAM")
 # the ones a person sets (docs/): named where a misspelt one is near none of them
 DOCUMENTED = (MAX_CELLS, CACHE, ABLATIONS, SPARE_IDLE, DEVICE_SLOTS, LEASES, *SWITCHES, DEVICES, *READ_ELSEWHERE)
@@ -37,6 +39,11 @@ KNOWN = frozenset(DOCUMENTED + INTERNAL)
 PREFIX = "VRAMLAB_"
 # what CUDA_VISIBLE_DEVICES takes: an index, or a GPU's or MIG instance's UUID
 DEVICE_ENTRY = re.compile(r"^(\d+|(GPU|MIG)-[A-Za-z0-9/-]+)$")
+# huggingface_hub's, transformers' and datasets' switches off the hub, which vramlab reads too (harness/stack/models/
+# hub.py): each library takes 1, ON, YES or TRUE (any case) as on and every other word as off
+HUB_SWITCHES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+HUB_TRUE = ("1", "ON", "YES", "TRUE")
+HUB_FALSE = ("", "0", "OFF", "NO", "FALSE")
 MAX_CELLS_DEFAULT = 5000  # a typo in an axis must not eat the memory
 # cells sharing one GPU at once (concurrent_cells, --device-slots): each holds a CUDA context, a model and its
 # activations, so a few dozen fill the largest card; a number beyond that is a typo, never a plan
@@ -130,6 +137,31 @@ def _index(entry: str) -> str:
     return str(int(entry)) if entry.isdigit() else entry
 
 
+def hub_switches() -> None:
+    """A hub switch that is neither on nor off in the libraries' words ('maybe', ' 1') is off for them without a
+    word, so the hub would be asked where the person may have meant it not to be."""
+    for name in HUB_SWITCHES:
+        text = os.environ.get(name)
+        if text is not None and text.upper() not in HUB_TRUE + HUB_FALSE:
+            raise UsageError(f"{name}={text[:40]!r}: huggingface_hub reads only {', '.join(HUB_TRUE)} as on, so this "
+                             f"would be off (the hub asked); write {name}=1 to stay off the hub, or {name}=0")
+
+
+def device_lease() -> None:
+    """The lease record a cell's supervisor hands its process (harness/process/device_lease.py), a JSON object: any
+    other value would leave the result without its lease, as if none had been taken."""
+    text = os.environ.get(DEVICE_LEASE)
+    if not text:
+        return
+    try:
+        found = json.loads(text)
+    except ValueError:
+        found = None
+    if not isinstance(found, dict):
+        raise UsageError(f"{DEVICE_LEASE}={text[:40]!r} is not the lease record (a JSON object) that vramlab's "
+                         "supervisor hands a cell's process; vramlab sets it itself: unset it")
+
+
 def unknown_names() -> None:
     """A VRAMLAB_* variable vramlab does not know is refused, with the known name nearest to it."""
     unknown = sorted(name for name in os.environ if name.startswith(PREFIX) and name not in KNOWN)
@@ -188,6 +220,8 @@ def check_all() -> None:
     for name in SWITCHES:
         switch(name)
     devices()
+    device_lease()
+    hub_switches()
     git_commit()
     git_dirty()
 

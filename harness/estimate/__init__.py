@@ -33,13 +33,22 @@ def predicted_not_to_fit(settings: dict[str, Any]) -> str | None:
         return (f"predicted not to fit: the memory estimate (vramlab estimate) is {shown_size(est.total_bytes)} "
                 f"of device memory at its peak ({est.peak_moment}), over the {shown_size(budget)} budget; "
                 "not run, as the matrix asks (predicted_oom: skip)")
-    host = settings.get("host_budget", "none")
-    # the pinned layer inputs alone are less than the process holds on the host, so this errs towards running
-    if host != "none" and est.host_pinned_bytes > parse_bytes(host):
+    host = host_budget_exceeded(settings, est)
+    if host is not None:
         return (f"predicted not to fit: offloaded checkpointing pins {est.host_pinned_bytes / GIB:.2f} GiB of host "
-                f"memory ({est.host_detail}), over the {parse_bytes(host) / GIB:.2f} GiB host budget; not run, as "
+                f"memory ({est.host_detail}), over the {host / GIB:.2f} GiB host budget; not run, as "
                 "the matrix asks (predicted_oom: skip)")
     return None
 
 
-__all__ = ["Component", "Estimate", "ShapesUnknown", "estimate", "estimate_cell", "predicted_not_to_fit"]
+def host_budget_exceeded(settings: dict[str, Any], est: Estimate) -> int | None:
+    """The cell's host budget (bytes) where the layer inputs that offloaded checkpointing pins exceed it, else None.
+    Those inputs alone are less than the process holds on the host, so this errs towards fitting."""
+    host = settings.get("host_budget", "none")
+    if host == "none" or est.host_pinned_bytes <= parse_bytes(host):
+        return None
+    return parse_bytes(host)
+
+
+__all__ = ["Component", "Estimate", "ShapesUnknown", "estimate", "estimate_cell", "host_budget_exceeded",
+           "predicted_not_to_fit"]

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from harness.core.atomic_files import atomic_path
 from harness.core.errors import UsageError
+from harness.core.json_objects import KeyTwice, no_key_twice
 from harness.core.made_folders import make_folders
 from harness.core.path_problems import mode_kind, not_a_regular_file
 from harness.results.model import CELL_SCHEMA_VERSION, EVALUATION_SCHEMA_VERSION, CellResult, EvaluationResult
@@ -154,7 +155,10 @@ def _load_json(path: Path) -> Any:
     if not text.strip():
         raise ResultFileError(f"{path}: empty file")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=no_key_twice)
+    except KeyTwice as twice:
+        raise ResultFileError(f"{path}: {twice}; the file was edited after vramlab wrote it: keep the one value "
+                              "meant, or remove the file so that the cell is measured again") from None
     except ValueError as err:
         raise ResultFileError(f"{path}: not valid JSON: {err}") from None
     except RecursionError:  # arrays or objects nested deeper than Python's parser goes: no result is
@@ -203,6 +207,22 @@ def _explain(path: Path, err: ValidationError) -> ResultFileError:
     return ResultFileError(f"{path}: " + "; ".join(problems) + more)
 
 
+def _kind(value: Any) -> str:
+    return {str: "text", float: "a decimal number", bool: "true/false"}.get(type(value), type(value).__name__)
+
+
+def _number_meant(version: Any) -> str | None:
+    """How to write a schema_version given otherwise than as a whole number, where it would pass for one this
+    vramlab reads ("2" reads as text, 2.0 == 2 and true == 1 as keys), or None."""
+    if isinstance(version, str) and version.strip().isdigit():
+        return f"write it as {int(version)}"
+    if isinstance(version, float) and version.is_integer():
+        return f"write it as {int(version)}"
+    if isinstance(version, bool):
+        return "write the schema it was written in as a whole number"
+    return None
+
+
 def parse(path: Path, data: Any) -> CellResult | EvaluationResult:
     """Validate what a file holds as the result kind it says it is."""
     if not isinstance(data, dict):
@@ -212,6 +232,10 @@ def parse(path: Path, data: Any) -> CellResult | EvaluationResult:
         raise ResultFileError(f"{path}: not a vramlab result file: it has no schema_version")
     model: type[CellResult] | type[EvaluationResult]
     version = data.get("schema_version")
+    meant = _number_meant(version)
+    if meant is not None:
+        raise ResultFileError(f"{path}: schema_version: {json.dumps(version)} is {_kind(version)}, not the whole "
+                              f"number vramlab writes there; the file was edited after vramlab wrote it: {meant}")
     if data.get("kind") == "evaluation":
         _refuse_newer(path, version, EVALUATION_SCHEMA_VERSION)
         model = EvaluationResult

@@ -26,6 +26,7 @@ from harness.spec.comparisons import parse as parse_comparisons
 from harness.spec.design import ReportDesign, ReportSpecError, resolve
 from harness.spec.groups import group_name
 from harness.spec.settings import SETTINGS, defaults
+from harness.spec.yaml_numbers import number_traps
 from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.hub import UNPINNED, HubModelError, commit_of, hub_problem, is_hub_id
 from harness.stack.models.sources import missing_parts_problem
@@ -263,6 +264,10 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
         node = loader.get_single_node()
         if node is not None:
             _bounded(node, path)
+            trap = number_traps(node)
+            if trap is not None:
+                key, line, why = trap
+                raise MatrixError(f"{path}: line {line}: {key}: {why}")
         spec = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as err:
         raise _not_yaml(path, err) from None
@@ -272,6 +277,15 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
     finally:
         loader.dispose()
     return name, spec
+
+
+def set_value(key: str, text: str) -> Any:
+    """The value of `--set KEY=VALUE` as a matrix file would give it, its YAML 1.1 number forms told alike."""
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    trap = number_traps(node) if node is not None else None
+    if trap is not None:
+        raise MatrixError(f"--set {key}={text}: {trap[2]}")
+    return yaml.safe_load(text)
 
 
 def _not_yaml(path: Path, err: yaml.YAMLError) -> MatrixError:
@@ -335,6 +349,10 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     problem = device_slots_problem(spec.get("concurrent_cells", 1))
     if problem:
         raise check.fail("concurrent_cells", problem)
+    if not {"design", "axes", "cells"} & set(spec):  # no design to name the missing part by: say both
+        raise check.fail("top level", "neither `axes` nor `cells`, so the matrix makes no cell; give `axes` (every "
+                         "combination of their levels is a cell) or `cells` (a list of cells, each its settings), "
+                         "beside `fixed`")
     design = spec.get("design", "full" if "axes" in spec else "list")
     if design not in DESIGNS:
         raise check.fail("design", f"{design!r} is not one of {', '.join(DESIGNS)}{did_you_mean(design, DESIGNS)}")

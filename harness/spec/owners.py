@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.core.atomic_files import write_text_atomic
 from harness.core.made_folders import make_folders
-from harness.core.path_problems import file_in_the_way
+from harness.core.path_problems import file_in_the_way, not_a_regular_file
 from harness.spec.matrix import MatrixError, ablation_dirs, foreign_folder, results_folder_owner, shipped_matrices
 
 
@@ -52,6 +52,11 @@ def folder_owner(parent: Path, name: str, marked: bool = True) -> tuple[Path, st
     """The matrix file that <parent>/<name>/ belongs to and how that is known, or None where it belongs to none yet.
     `marked`: a results folder, whose .matrix file says it first."""
     marker = Path(parent) / name / ".matrix"
+    kind = not_a_regular_file(marker) if marked else None
+    if kind is not None:  # else the folder would pass for one that no matrix file has claimed yet
+        raise MatrixError(f"{marker} is {kind}, not the file that names the matrix file whose results "
+                          f"{marker.parent}/ holds; remove it (a matrix that writes there claims the folder again), "
+                          "or put in its place a file holding that matrix file's path")
     if marked and marker.is_file():
         owner = results_folder_owner(marker)
         return owner_file(owner, parent), f"its .matrix file names {owner}"

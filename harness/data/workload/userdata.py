@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import UsageError
+from harness.core.json_objects import KeyTwice, no_key_twice
 from harness.core.path_problems import not_a_regular_file
 from harness.core.suggest import closest
 from harness.data.workload.documents import Document
@@ -114,22 +115,6 @@ def _messages(record: Any, where: str) -> list[dict[str, str]]:
     return result
 
 
-class _KeyTwice(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _no_key_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object as json builds it, but a key written twice is refused: json keeps the last without a word, which
-    turns {"role": "user", ..., "role": "system"} into a system turn."""
-    keys = [key for key, _ in pairs]
-    twice = next((key for i, key in enumerate(keys) if key in keys[:i]), None)
-    if twice is not None:
-        raise _KeyTwice(twice)
-    return dict(pairs)
-
-
 def read_chat_jsonl(path: str | Path) -> list[list[dict[str, str]]]:
     """Conversations from a JSONL file: one {"messages": [{"role", "content"}, ...]} object per line, roles
     system, user or assistant, at least one assistant message each; blank lines are skipped."""
@@ -140,8 +125,8 @@ def read_chat_jsonl(path: str | Path) -> list[list[dict[str, str]]]:
             continue
         where = f"{path}:{number}"
         try:
-            record = json.loads(line, object_pairs_hook=_no_key_twice)
-        except _KeyTwice as twice:
+            record = json.loads(line, object_pairs_hook=no_key_twice)
+        except KeyTwice as twice:
             raise DataError(f"{where}: key {twice.key!r} is written twice in one object; the second would silently "
                             "replace the first") from None
         except json.JSONDecodeError as error:

@@ -20,7 +20,7 @@ from typing import Any
 from harness.core.path_problems import not_a_regular_file
 from harness.core.suggest import did_you_mean
 from harness.stack.models.gguf_file import GGUFFileError, open_gguf
-from harness.stack.models.hub import UNPINNED, cached_config, is_hub_id
+from harness.stack.models.hub import LOCAL_MODELS, UNPINNED, cached_config, hub_id_problem
 from harness.stack.models.parts import SPLIT_GGUF
 from harness.stack.models.presets import PRESETS
 from harness.stack.models.sources import (
@@ -126,8 +126,10 @@ def facts(source: str, revision: str = UNPINNED) -> ModelFacts | None:
         return _from_config(_folder_config(path / "config.json"))
     if source.startswith(("/", "./", "../", "~")) or path.exists():
         raise ModelSourceError(f"model folder {source!r} does not exist or holds no config.json")
-    if not is_hub_id(source):
-        return None
+    problem = hub_id_problem(source)
+    if problem:
+        raise ModelSourceError(f"{source!r} is neither a local model nor a Hugging Face hub id: {problem}; give "
+                               f"org/name of the hub, or a local model: {LOCAL_MODELS}")
     config = cached_config(source, None if revision == UNPINNED else revision)
     return None if config is None else _from_config(_auto_config(config))
 

@@ -42,14 +42,35 @@ def is_hub_id(source: str) -> bool:
     """Whether a cell's model names a repository on the hub: no arch:, package: or gguf: source, no path here."""
     if source.startswith(("arch:", "package:", "gguf:", "/", "./", "../", "~")) or Path(source).expanduser().exists():
         return False
+    return hub_id_problem(source) is None
+
+
+HUB_NAME = re.compile(r"^\w(?:[\w.-]*\w)?$")  # huggingface_hub's rule for each part (its REPO_ID_REGEX)
+HUB_NAME_LENGTH = 96
+
+
+def hub_id_problem(source: str) -> str | None:
+    """Why `source` is no hub id (`name` or `org/name`) by huggingface_hub's rules, said in words of the matrix file
+    rather than its HFValidationError (which would escape as a traceback from the cache lookup), or None."""
+    parts = source.split("/")
+    if len(parts) > 2:
+        return f"a hub id has at most two parts, org/name, but this one has {len(parts)}"
+    if not all(parts):
+        return "a part of it is empty (write org/name)"
+    bad = next((part for part in parts if not HUB_NAME.match(part) or len(part) > HUB_NAME_LENGTH), None)
+    if bad is not None:
+        return (f"{bad!r} is no hub name (letters, digits, '-', '_' and '.', no spaces, neither starting nor ending "
+                f"with '-' or '.', at most {HUB_NAME_LENGTH} characters)")
+    if "--" in source or ".." in source:
+        return "a hub id holds no '--' or '..'"
     from huggingface_hub.errors import HFValidationError
     from huggingface_hub.utils import validate_repo_id
 
-    try:
+    try:  # the rules above are huggingface_hub's as of 0.3x; its own check stays the last word
         validate_repo_id(source)
-    except HFValidationError:
-        return False
-    return True
+    except HFValidationError as err:
+        return " ".join(str(err).split())
+    return None
 
 
 def revision_problem(value: object) -> str | None:

@@ -1,0 +1,38 @@
+"""The Python API's arguments checked as the commands check theirs: `partial` is a bool (the text 'no' would be
+true), a results folder that does not exist raises instead of making every cell pending, and an estimate over its
+host budget does not fit."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import api
+from harness.core.errors import UsageError
+from tests.conftest import REPO
+
+
+@pytest.mark.parametrize("partial", ["no", 0, None])
+def test_partial_that_is_no_bool_raises(partial, monkeypatch):  # t10-166
+    monkeypatch.chdir(REPO)
+    with pytest.raises(UsageError, match=r"results: partial=.*; give True or False"):
+        api.results("smoke", partial=partial)
+
+
+def test_a_results_dir_that_does_not_exist_raises_instead_of_every_cell_pending(tmp_path):  # t10-167
+    with pytest.raises(UsageError, match=r"results_dir '.*nonexistent' is not a folder; give the folder that holds"):
+        api.results("smoke", results_dir=tmp_path / "nonexistent")
+    with pytest.raises(UsageError, match="is not a folder"):
+        api.steps("smoke", results_dir=tmp_path / "nonexistent")
+
+
+def test_an_existing_results_dir_without_the_matrix_still_lists_its_cells_pending(tmp_path):
+    assert set(api.results("smoke", results_dir=tmp_path).status) == {"pending"}
+
+
+def test_an_estimate_over_its_host_budget_does_not_fit():
+    settings = {"model": "arch:qwen3-8b", "device": "cuda", "quantization": "nf4", "checkpointing": "offload",
+                "context": 20480}
+    fit = api.estimate(**settings, host_budget="1MiB")
+    assert fit.total_bytes <= fit.budget_bytes and not fit.host_fits and not fit.fits
+    assert "but does not fit: its pinned host memory is over the 1.0 MiB host budget" in str(fit)
+    assert api.estimate(**settings, host_budget="16GiB").fits
