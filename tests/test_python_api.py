@@ -68,3 +68,13 @@ def test_the_documented_example_runs(monkeypatch, capsys):
     printed = capsys.readouterr().out
     assert "seed-16gb" in printed and "GiB of 16" in printed
     assert len(names["cells"]) == 18 and names["fit"].cell.settings["context"] == 32768
+
+
+@pytest.mark.slow
+def test_the_readmes_example_runs(monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    (code,) = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    names: dict = {}
+    exec(compile(code, "README.md", "exec"), names)
+    printed = capsys.readouterr().out
+    assert "seed-stack" in printed and "GiB of 16" in printed and names["fit"].cell.settings["context"] == 32768
