@@ -268,13 +268,20 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
+def _machine(args: argparse.Namespace) -> str:
+    """--machine names a folder under results/<matrix>/reproductions/, never a path (nor an empty name, which would
+    be taken for this machine's); checked also where a dry run would not use it, since the real run would."""
     if args.machine is not None and not MACHINE_LABEL.match(args.machine):
         raise UsageError(f"--machine {args.machine!r}: a machine is named by its folder under "
-                         "results/<matrix>/reproductions/: letters, digits, '-' and '_'")
+                         "results/<matrix>/reproductions/: letters, digits, '-' and '_' (leave --machine out for this "
+                         f"machine's name, {machine_label()})")
+    return args.machine or machine_label()
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    machine = _machine(args)
     _own_folders(args.matrix, expand(args.matrix)[0].matrix, args)
-    path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir),
-                            args.machine or machine_label())
+    path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir), machine)
     print(path.read_text().splitlines()[0])
     return 0
 
@@ -288,12 +295,12 @@ def _own_folders(matrix: str, name: str, args: argparse.Namespace) -> None:
 
 def _cmd_card_check(args: argparse.Namespace) -> int:
     results_dir = Path(args.results_dir)
+    machine = _machine(args)
     checks = card_check.plan(results_dir)
     if args.dry_run:
         print("\n".join(card_check.described(checks)))
         return 0
     card = card_check.sixteen_gb_card()  # a machine without a 16 GB card is told so before anything runs
-    machine = args.machine or machine_label()
     print(f"card-check on {card} ({machine}):\n" + "\n".join(card_check.described(checks)[1:]))
     card_check.run(checks, results_dir, machine)
     path = card_check.write(checks, results_dir, Path(args.reports_dir), machine)
@@ -675,9 +682,24 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+PATH_OPTIONS = ("results_dir", "reports_dir", "out", "chart")
+
+
+def _no_empty_paths(args: argparse.Namespace) -> None:
+    """A path option given as '' (a quoting slip, an unset shell variable) names nothing: taken as its default or as
+    this folder, it would write where the person did not say."""
+    for option in PATH_OPTIONS:
+        value = getattr(args, option, None)
+        if isinstance(value, str) and not value.strip():
+            flag = "--" + option.replace("_", "-")
+            raise UsageError(f"{flag} {value!r}: an empty path names no file or folder; give one, or leave {flag} "
+                             "out for its default")
+
+
 def _folder_arguments(args: argparse.Namespace) -> None:
     """--results-dir and --reports-dir name folders: a file there (or above) is refused before anything is read,
     which would otherwise be told as results missing under it."""
+    _no_empty_paths(args)
     for option in ("results_dir", "reports_dir"):
         value = getattr(args, option, None)
         if value is None:
@@ -724,6 +746,9 @@ def _output_arguments(args: argparse.Namespace) -> None:
     if args.func is _cmd_schema and out and _inside(Path(out), results, Path("reports")):
         raise UsageError(f"--out {out} is inside {results} or reports, which hold results and reports only; give "
                          "another folder (default: harness/results/schema)")
+    if args.func is _cmd_export and args.out and "://" in args.out and args.to != "mlflow":
+        raise UsageError(f"--out {args.out}: a URI is for --to mlflow (a tracking server or database); {args.to} "
+                         "writes its runs into a folder: give a folder")
     if args.func is _cmd_export and args.out and "://" not in args.out:
         if _inside(Path(args.out), results, Path(args.reports_dir)):
             raise UsageError(f"--out {args.out} is inside {results} or {args.reports_dir}, which hold results and the "
@@ -753,7 +778,8 @@ def main(argv: list[str] | None = None) -> int:
         bytecode.enable()  # before the command imports torch and the training stack (python -m harness did first)
         return args.func(args)
 
-    return run_command(command)
+    # a vramlab command ends on SIGTERM as on Ctrl-C; the measuring worker (its own entry point) keeps the default
+    return run_command(command, end_on_sigterm=True)
 
 
 if __name__ == "__main__":
