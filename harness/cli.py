@@ -42,7 +42,7 @@ from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
 from harness.results.budget_spelling import respell_all
-from harness.results.freshness import check_folder, standing_stale
+from harness.results.freshness import check_folder, matrix_results, standing_stale
 from harness.results.freshness import supersede_stale as supersede_stale_results
 from harness.results.freshness_file import Verdict, read_freshness, write_freshness
 from harness.results.schemas import SCHEMA_DIR, write_schemas
@@ -337,17 +337,23 @@ def _fresh_folders(args: argparse.Namespace) -> list[Path]:
         if not result_files(given):
             raise UsageError(f"check --fresh: {given} holds no cell result file; give a matrix's results folder "
                              "(results/<matrix>)")
+        matrix_results(given)  # one matrix's, in a folder of its name: else a record there would judge nothing read
     return [Path(p) for p in args.paths]
 
 
 def _check_freshness(folder: Path, supersede_stale: bool, matrix: str | None) -> int:
     """Judge a matrix's results against what the current code gives, one line a cell; write freshness.json."""
     record = check_folder(folder, matrix, progress=lambda cell: print(f"vramlab check: {cell.line()}", flush=True))
+    new = not (folder / FRESHNESS_FILE).exists()
     path = write_freshness(folder, record)
     counts = Counter(cell.verdict.value for cell in record.cells)
+    # a new file among the published results shows in `git status`: said with what to do with it
+    published = (f"; a new file in the published {folder}/: commit it with the results for the published report to "
+                 f"carry it, or delete it to leave the folder as it was"
+                 if new and published_folder(folder) is not None else "")
     print(f"{record.matrix}: {len(record.cells)} cell results: "
           + ", ".join(f"{counts[v.value]} {v.value}" for v in Verdict) + f"; written to {path} (`vramlab aggregate "
-          f"{record.matrix}` and `vramlab report {record.matrix}` carry it into the report)")
+          f"{record.matrix}` and `vramlab report {record.matrix}` carry it into the report){published}")
     stale = standing_stale(record, folder)
     if supersede_stale:
         for source, target in supersede_stale_results(folder, record):
