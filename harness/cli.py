@@ -183,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         bytecode.enable()  # before the commands import torch and the training stack (python -m harness did first)
         return _commands()(args)
 
-    return run_command(command)
+    # a vramlab command ends on SIGTERM as on Ctrl-C; the measuring worker (its own entry point) keeps the default
+    return run_command(command, end_on_sigterm=True)
 
 
 def _commands() -> Callable[[argparse.Namespace], int]:

@@ -47,7 +47,7 @@ from harness.report.reproduce import MACHINE_LABEL, machine_label, write_compari
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
 from harness.results.budget_spelling import respell_all
 from harness.results.ceiling import ProbeMissing, Search
-from harness.results.freshness import check_folder, standing_stale
+from harness.results.freshness import check_folder, matrix_results, standing_stale
 from harness.results.freshness import supersede_stale as supersede_stale_results
 from harness.results.freshness_file import Verdict, read_freshness, write_freshness
 from harness.results.schemas import SCHEMA_DIR, write_schemas
@@ -317,13 +317,20 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
+def _machine(args: argparse.Namespace) -> str:
+    """--machine names a folder under results/<matrix>/reproductions/, never a path (nor an empty name, which would
+    be taken for this machine's); checked also where a dry run would not use it, since the real run would."""
     if args.machine is not None and not MACHINE_LABEL.match(args.machine):
         raise UsageError(f"--machine {args.machine!r}: a machine is named by its folder under "
-                         "results/<matrix>/reproductions/: letters, digits, '-' and '_'")
+                         "results/<matrix>/reproductions/: letters, digits, '-' and '_' (leave --machine out for this "
+                         f"machine's name, {machine_label()})")
+    return args.machine or machine_label()
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    machine = _machine(args)
     _own_folders(args.matrix, expand(args.matrix)[0].matrix, args)
-    path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir),
-                            args.machine or machine_label())
+    path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir), machine)
     print(path.read_text().splitlines()[0])
     return 0
 
@@ -337,12 +344,12 @@ def _own_folders(matrix: str, name: str, args: argparse.Namespace) -> None:
 
 def _cmd_card_check(args: argparse.Namespace) -> int:
     results_dir = Path(args.results_dir)
+    machine = _machine(args)
     checks = card_check.plan(results_dir)
     if args.dry_run:
         print("\n".join(card_check.described(checks)))
         return 0
     card = card_check.sixteen_gb_card()  # a machine without a 16 GB card is told so before anything runs
-    machine = args.machine or machine_label()
     print(f"card-check on {card} ({machine}):\n" + "\n".join(card_check.described(checks)[1:]))
     card_check.run(checks, results_dir, machine)
     path = card_check.write(checks, results_dir, Path(args.reports_dir), machine)
@@ -379,17 +386,23 @@ def _fresh_folders(args: argparse.Namespace) -> list[Path]:
         if not result_files(given):
             raise UsageError(f"check --fresh: {given} holds no cell result file; give a matrix's results folder "
                              "(results/<matrix>)")
+        matrix_results(given)  # one matrix's, in a folder of its name: else a record there would judge nothing read
     return [Path(p) for p in args.paths]
 
 
 def _check_freshness(folder: Path, supersede_stale: bool, matrix: str | None) -> int:
     """Judge a matrix's results against what the current code gives, one line a cell; write freshness.json."""
     record = check_folder(folder, matrix, progress=lambda cell: print(f"vramlab check: {cell.line()}", flush=True))
+    new = not (folder / FRESHNESS_FILE).exists()
     path = write_freshness(folder, record)
     counts = Counter(cell.verdict.value for cell in record.cells)
+    # a new file among the published results shows in `git status`: said with what to do with it
+    published = (f"; a new file in the published {folder}/: commit it with the results for the published report to "
+                 f"carry it, or delete it to leave the folder as it was"
+                 if new and published_folder(folder) is not None else "")
     print(f"{record.matrix}: {len(record.cells)} cell results: "
           + ", ".join(f"{counts[v.value]} {v.value}" for v in Verdict) + f"; written to {path} (`vramlab aggregate "
-          f"{record.matrix}` and `vramlab report {record.matrix}` carry it into the report)")
+          f"{record.matrix}` and `vramlab report {record.matrix}` carry it into the report){published}")
     stale = standing_stale(record, folder)
     if supersede_stale:
         for source, target in supersede_stale_results(folder, record):
@@ -562,9 +575,24 @@ def _cmd_default_matrix(args: argparse.Namespace) -> int:
     return 0
 
 
+PATH_OPTIONS = ("results_dir", "reports_dir", "out", "chart")
+
+
+def _no_empty_paths(args: argparse.Namespace) -> None:
+    """A path option given as '' (a quoting slip, an unset shell variable) names nothing: taken as its default or as
+    this folder, it would write where the person did not say."""
+    for option in PATH_OPTIONS:
+        value = getattr(args, option, None)
+        if isinstance(value, str) and not value.strip():
+            flag = "--" + option.replace("_", "-")
+            raise UsageError(f"{flag} {value!r}: an empty path names no file or folder; give one, or leave {flag} "
+                             "out for its default")
+
+
 def _folder_arguments(args: argparse.Namespace) -> None:
     """--results-dir and --reports-dir name folders: a file there (or above) is refused before anything is read,
     which would otherwise be told as results missing under it."""
+    _no_empty_paths(args)
     for option in ("results_dir", "reports_dir"):
         value = getattr(args, option, None)
         if value is None:
@@ -611,6 +639,9 @@ def _output_arguments(args: argparse.Namespace) -> None:
     if args.command == "schema" and out and _inside(Path(out), results, Path("reports")):
         raise UsageError(f"--out {out} is inside {results} or reports, which hold results and reports only; give "
                          "another folder (default: harness/results/schema)")
+    if args.command == "export" and args.out and "://" in args.out and args.to != "mlflow":
+        raise UsageError(f"--out {args.out}: a URI is for --to mlflow (a tracking server or database); {args.to} "
+                         "writes its runs into a folder: give a folder")
     if args.command == "export" and args.out and "://" not in args.out:
         if _inside(Path(args.out), results, Path(args.reports_dir)):
             raise UsageError(f"--out {args.out} is inside {results} or {args.reports_dir}, which hold results and the "

@@ -65,6 +65,32 @@ def repeated_keys(argv: list[str]) -> list[str]:
     return sorted({k for k in keys if keys.count(k) > 1})
 
 
+REPORT_OPTIONS = ("--report", "--report-html-path")  # Snakemake's HTML report, by its own option or its plugin's
+
+
+def report_paths(argv: list[str]) -> list[Path]:
+    """The files Snakemake's --report (or --report-html-path) is asked to write, as given on its command line."""
+    paths = []
+    for i, token in enumerate(argv):
+        option, _, value = token.partition("=")
+        if option not in REPORT_OPTIONS:
+            continue
+        if not value and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            value = argv[i + 1]
+        paths.append(Path(value or "report.html"))  # --report alone writes report.html here
+    return paths
+
+
+def check_report_path(argv: list[str]) -> None:
+    """Snakemake's HTML report is no file of a published folder (results/<m>/, reports/<m>/), as no output of a
+    vramlab command is: git would show it among the published files, and a rebuild would take it for theirs."""
+    for path in report_paths(argv):
+        published = published_folder(path.parent)
+        if published is not None:
+            raise UsageError(f"--report {path}: {path.parent} lies in {published}/, a folder of published results or "
+                             "reports; write the HTML report elsewhere (e.g. --report report.html)")
+
+
 def check_config(config: dict[str, Any], argv: list[str]) -> None:
     """Every --config value, before the matrix is read: an unknown key, a key given twice, an empty or listed
     value, a folder that is a file, a yes/no that is neither. One UsageError naming the key and the fix."""
@@ -72,6 +98,7 @@ def check_config(config: dict[str, Any], argv: list[str]) -> None:
         if key not in CONFIG_KEYS:
             raise UsageError(f"--config {str(key)[:80]}=...: no such key{did_you_mean(str(key), CONFIG_KEYS)} "
                              f"(known: {', '.join(CONFIG_KEYS)})")
+    check_report_path(argv)
     for key in repeated_keys(argv):
         raise UsageError(f"--config {key}=... given more than once; Snakemake would keep the last without a word: "
                          "give it once")

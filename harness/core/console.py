@@ -10,6 +10,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -67,12 +68,25 @@ def refuse(message: str, code: int = 2) -> int:
     return code
 
 
-def run_command(command: Callable[[], int]) -> int:
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill`, a scheduler, a job's end), raised where the command is, so that it ends as Ctrl-C does: the
+    file being written removed (harness/core/atomic_files.py), and one line that says so."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
+def run_command(command: Callable[[], int], end_on_sigterm: bool = False) -> int:
     """A command's exit status: its own, or one line for the person and 2 for a UsageError or a path that cannot be
-    used, 130 for Ctrl-C. Every VRAMLAB_* variable is checked first (harness/core/environment_variables.py). A
-    command that fails leaves no folder it made empty (harness/core/made_folders.py)."""
+    used, 130 for Ctrl-C (143 for SIGTERM where `end_on_sigterm`). Every VRAMLAB_* variable is checked first
+    (harness/core/environment_variables.py). A command that fails leaves no folder it made empty
+    (harness/core/made_folders.py)."""
     forget_made()
     code = 1
+    # a handler can be set in the main thread only: a command run from another (a notebook's worker) keeps the default
+    previous = signal.signal(signal.SIGTERM, _terminated) \
+        if end_on_sigterm and threading.current_thread() is threading.main_thread() else None
     stdout, sys.stdout = sys.stdout, _NamedOutput(sys.stdout)
     try:
         check_all()
@@ -82,10 +96,13 @@ def run_command(command: Callable[[], int]) -> int:
         code = refuse(one_line(err))
     except OSError as err:  # a path given to a command that cannot be read or written (a file for a folder, ...)
         code = _os_error(err)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
         # every file is written whole or not at all (harness/core/atomic_files.py): nothing is left half-written
-        code = refuse("interrupted; nothing was left half-written", code=130)
+        code = refuse("terminated (SIGTERM); nothing was left half-written", code=128 + signal.SIGTERM) \
+            if isinstance(err, Terminated) else refuse("interrupted; nothing was left half-written", code=130)
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         sys.stdout = stdout
         if code != 0:
             remove_empty_made()

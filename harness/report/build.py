@@ -204,7 +204,7 @@ def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
     if (cells["status"] == "pending").all():
         raise UsageError(f"no cell of {folder.name} has a result yet ({folder / 'cells.csv'} lists "
                          f"{len(cells)} pending), so there is nothing to report; run its cells first")
-    steps = read_steps(folder)
+    steps = read_steps(folder, cells)
     quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str}) if table_there(folder / "quality.csv") \
         else None
     # a stale cell is in no table, chart or comparison: the report's opening names it (harness/report/freshness.py)

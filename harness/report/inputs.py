@@ -7,12 +7,14 @@ traceback or a report that says something the results do not."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import typing
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import TypeAdapter, ValidationError
 
 from harness.core.errors import UsageError, one_line
 from harness.report.cell_groups import group_name
@@ -72,7 +74,8 @@ def read_table(path: Path, required: tuple[str, ...] | list[str], numeric: list[
         raise UsageError(f"{path}: damaged, not a table vramlab wrote (it ends inside a line: cut short)"
                          f"{_fix(path.parent)}")
     try:
-        frame = pd.read_csv(path, dtype=dtype)
+        # an empty field is a missing value, as aggregate writes one; "nan" or "NA" typed in is text, said below
+        frame = pd.read_csv(path, dtype=dtype, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise UsageError(f"{path}: empty{_fix(path.parent)}") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
@@ -84,13 +87,33 @@ def read_table(path: Path, required: tuple[str, ...] | list[str], numeric: list[
         if column not in frame.columns:
             continue
         values = pd.to_numeric(frame[column], errors="coerce")
-        bad = frame[column].notna() & values.isna()
+        # "nan" and "inf" read as numbers, but aggregate writes no such thing: a missing value is an empty field
+        bad = frame[column].notna() & (values.isna() | values.isin([math.inf, -math.inf]))
         if bad.any():
             row = int(bad.to_numpy().nonzero()[0][0])
             raise UsageError(f"{path}: line {row + 2}, column {column}: {str(frame[column].iloc[row])[:60]!r} is not "
                              f"a number{_fix(path.parent)}")
         frame[column] = values
     return frame
+
+
+def _metric_problem(cells: pd.DataFrame) -> tuple[int, str, str] | None:
+    """The first (row, column, why) of a measurement no result can hold (a negative throughput, a fractional step
+    count: the result model's own bounds), or an ok row without the device peak every ok result has."""
+    for column in [c for c in Metrics.columns() if c in cells.columns]:
+        check = TypeAdapter(Metrics.model_fields[column].annotation)
+        for row, value in enumerate(cells[column]):
+            if pd.isna(value):
+                continue
+            try:
+                check.validate_python(value)
+            except ValidationError as err:
+                return row, column, f"{value:g} is none a result can hold ({err.errors()[0]['msg'].lower()})"
+    missing = (cells["status"] == "ok") & cells.get("peak_device_bytes", pd.Series(float("nan"), cells.index)).isna()
+    if missing.any():
+        return int(missing.to_numpy().nonzero()[0][0]), "peak_device_bytes", "empty on an ok row (every ok result " \
+            "records its peak)"
+    return None
 
 
 def read_cells(folder: Path) -> pd.DataFrame:
@@ -110,11 +133,26 @@ def read_cells(folder: Path) -> pd.DataFrame:
     unknown = sorted(set(cells["status"].astype(str)) - set(STATUSES))
     if unknown:
         raise UsageError(f"{path}: status {unknown[0]!r} is none vramlab writes ({', '.join(STATUSES)}){_fix(folder)}")
+    problem = _metric_problem(cells)
+    if problem is not None:
+        row, column, why = problem
+        raise UsageError(f"{path}: line {row + 2}, column {column}: {why}{_fix(folder)}")
     return cells
 
 
-def read_steps(folder: Path) -> pd.DataFrame:
-    return read_table(folder / "steps.csv", STEP_COLUMNS, ("step", "seconds", "loss"), dtype={"cell_id": str})
+def read_steps(folder: Path, cells: pd.DataFrame) -> pd.DataFrame:
+    """steps.csv, with the steps of every ok cell that measured some: a cell without its steps would be drawn and
+    compared without its loss, without a word."""
+    path = folder / "steps.csv"
+    steps = read_table(path, STEP_COLUMNS, ("step", "seconds", "loss"), dtype={"cell_id": str})
+    trained = cells[(cells["status"] == "ok") & (cells.get("measured_steps", pd.Series(0, cells.index)).fillna(0) > 0)]
+    without = trained[~trained["cell_id"].isin(set(steps["cell_id"]))]
+    if len(without):
+        first = without.iloc[0]
+        raise UsageError(f"{path}: no step of the ok cell {first['name']} ({first['cell_id']}), which "
+                         f"{folder / 'cells.csv'} says measured {int(first['measured_steps'])} steps "
+                         f"({len(without)} of its {len(trained)} trained cells have none){_fix(folder)}")
+    return steps
 
 
 def read_estimate(folder: Path) -> pd.DataFrame | None:

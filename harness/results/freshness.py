@@ -139,11 +139,10 @@ def judge(result: CellResult, path: Path, current: Current, matrix: str | None =
     return CellFreshness(**common, verdict=verdict, components=components)
 
 
-def check_folder(folder: Path, matrix: str | None = None, current: Current | None = None,
-                 progress: Callable[[CellFreshness], None] | None = None) -> FreshnessRecord:
-    """Every cell result in a matrix's results folder, judged (a damaged file is `vramlab check`'s to name);
-    `matrix` as judge takes it."""
-    folder = Path(folder)
+def matrix_results(folder: Path) -> tuple[str, list[tuple[Path, CellResult]]]:
+    """The matrix of a results folder and its cell results (a damaged file is `vramlab check`'s to name). The folder
+    is one matrix's, named after it: the aggregate reads a matrix's freshness.json from <results-dir>/<matrix>/, so a
+    record written in a folder of another name (or of no matrix's results) would judge nothing a report reads."""
     results = []
     for path in result_files(folder):  # the cell results: not its reproductions, probes or set-aside files
         try:
@@ -153,11 +152,30 @@ def check_folder(folder: Path, matrix: str | None = None, current: Current | Non
         if isinstance(result, CellResult):
             results.append((path, result))
     matrices = sorted({r.matrix for _, r in results})
+    if not matrices:
+        raise ResultFileError(f"{folder}: holds no cell result of a matrix (a benchmark's tables, probes or damaged "
+                              "files are not judged), so --fresh has nothing to judge; give a matrix's results folder "
+                              "(results/<matrix>)")
     if len(matrices) > 1:
         raise ResultFileError(f"{folder}: holds results of {len(matrices)} matrices ({', '.join(matrices)}); check "
                               "one matrix's results folder at a time")
-    if matrix is not None and matrices and matrix_name(matrix_path(matrix)) != matrices[0]:
-        raise MatrixError(f"--matrix {matrix}: the results in {folder} are of the matrix {matrices[0]!r}, not of "
+    named = Path(folder).resolve().name
+    if named != matrices[0]:
+        raise ResultFileError(f"{folder}: its results are of the matrix {matrices[0]!r}, but the folder is named "
+                              f"{named!r}; `vramlab aggregate {matrices[0]}` reads the freshness record in "
+                              f"<results-dir>/{matrices[0]}/ only, so check that folder (results/{matrices[0]}), or "
+                              f"name this one {matrices[0]}")
+    return matrices[0], results
+
+
+def check_folder(folder: Path, matrix: str | None = None, current: Current | None = None,
+                 progress: Callable[[CellFreshness], None] | None = None) -> FreshnessRecord:
+    """Every cell result in a matrix's results folder, judged (a damaged file is `vramlab check`'s to name);
+    `matrix` as judge takes it."""
+    folder = Path(folder)
+    name, results = matrix_results(folder)
+    if matrix is not None and matrix_name(matrix_path(matrix)) != name:
+        raise MatrixError(f"--matrix {matrix}: the results in {folder} are of the matrix {name!r}, not of "
                           f"{matrix_name(matrix_path(matrix))!r}")
     current = current or Current()
     cells = []
@@ -165,7 +183,7 @@ def check_folder(folder: Path, matrix: str | None = None, current: Current | Non
         cells.append(judge(result, path, current, matrix))
         if progress is not None:
             progress(cells[-1])
-    return FreshnessRecord(matrix=matrices[0] if matrices else folder.name, checked_at=now(),
+    return FreshnessRecord(matrix=name, checked_at=now(),
                            checked_with=GitRecord.model_validate(git_state()), fingerprint_version=current.version,
                            host=socket.gethostname(), cells=cells)
 

@@ -96,12 +96,18 @@ def read_freshness(folder: Path) -> FreshnessRecord | None:
     if not path.is_file():
         return None
     try:
-        return FreshnessRecord.model_validate(_load_json(path))
+        record = FreshnessRecord.model_validate(_load_json(path))
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         raise ResultFileError(f"{path}: {where}: {first['msg']}; run `vramlab check --fresh {folder}` to write it "
                               "again") from None
+    here = Path(folder).resolve().name  # a matrix's results folder is named after it (check --fresh writes no other)
+    if record.matrix != here:  # copied from another matrix's folder: its counts would be told as this matrix's
+        raise ResultFileError(f"{path}: a freshness record of the matrix {record.matrix!r}, not of {here!r} whose "
+                              f"results are here; run `vramlab check --fresh {folder}` to write {here}'s own, or "
+                              "remove it")
+    return record
 
 
 def standing(record: FreshnessRecord | None, folder: Path) -> dict[str, CellFreshness]:

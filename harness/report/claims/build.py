@@ -94,15 +94,19 @@ def _versions(measurements: list[Measured], results_dir: Path) -> list[str]:
     return lines
 
 
-def _coverage(measured: int, readings: int) -> str:
-    if measured == readings:
-        return f"All {readings} readings measured."
-    return (f"{measured} of {readings} readings measured; the others say \"{NOT_MEASURED}\" until their cells run "
-            "on the GPU machine (`snakemake --config matrix=claims` and `matrix=claims-context`).")
+def _coverage(published: Published, table: pd.DataFrame) -> str:
+    """How many readings are measured, and the matrices whose runs would measure the others."""
+    readings = [r for c in published.claims for r in c.readings]  # in the table's order
+    pending = sorted({r.matrix for r, verdict in zip(readings, table["verdict"], strict=True)
+                      if verdict == NOT_MEASURED})
+    if not pending:
+        return f"All {len(readings)} readings measured."
+    return (f"{len(readings) - sum(table['verdict'] == NOT_MEASURED)} of {len(readings)} readings measured; the others "
+            f"say \"{NOT_MEASURED}\" until their cells run on the GPU machine ("
+            + " and ".join(f"`snakemake --config matrix={m}`" for m in pending) + ").")
 
 
 def markdown(published: Published, table: pd.DataFrame, measurements: list[Measured], results_dir: Path) -> str:
-    measured = int((table["verdict"] != NOT_MEASURED).sum())
     lines = ["# Published claims, measured", "",
              "Each claim as its source states it, beside the cell or ceiling search that measures it here under the "
              "same setting (`harness/report/claims/published.yaml`; the matrices `ablations/claims.yaml` and "
@@ -111,7 +115,7 @@ def markdown(published: Published, table: pd.DataFrame, measurements: list[Measu
              "committed result whose setting differs (said under the claim): its verdict is only indicative. "
              "Memory is the whole process's device memory, sampled through NVML, on a larger GPU emulating the "
              "budget (docs/gpu.md); random weights with the published shapes.", "",
-             _coverage(measured, len(table)), "", *_versions(measurements, results_dir)]
+             _coverage(published, table), "", *_versions(measurements, results_dir)]
     shown = pd.DataFrame({"claim": table["claim"], "claimed": table["claimed"], "read as": table["reading"],
                           "measured by": table["measured_by"] + table["match"].map(
                               {"exact": "", "approximate": " (approximate)"}),

@@ -4,6 +4,7 @@ perturb what it measures. Why it is so: docs/export.md."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,4 +26,9 @@ def export(matrix: str, tracker: str, out: str, results_dir: Path, reports_dir: 
     if not runs.cells:  # an empty experiment would read as a matrix that measured nothing
         raise UsageError(f"no cell of {runs.matrix} has a result in {results_dir}/{runs.matrix}/, so there is "
                          "nothing to export; run its cells first (snakemake), or give --results-dir")
+    if not runs.figures and not runs.documents:  # the cells alone would pass for the matrix's whole export
+        logging.getLogger("vramlab").warning(
+            "no report of %s in %s/ (no report.md, tables or charts), so its cells go without them; `vramlab report "
+            "%s` writes it there, or give --reports-dir where it is", runs.matrix, reports_dir / runs.matrix,
+            runs.matrix)
     return WRITERS[tracker](runs, out)
