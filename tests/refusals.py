@@ -32,10 +32,10 @@ def validate(tmp_path: Path, text: str | bytes, name: str = "m", env: dict | Non
     return done.returncode, done.stderr.strip()
 
 
-def vramlab(*args: str, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
+def vramlab(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """`python -m harness ARGS` in a child process, from this checkout."""
     return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})}, timeout=300)
+                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})}, timeout=timeout)
 
 
 def one_line(done: subprocess.CompletedProcess, expected: str, code: int = 2) -> None:

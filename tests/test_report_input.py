@@ -216,7 +216,7 @@ def test_report_all_is_not_stopped_by_one_report(tmp_path):
     (copy / "reports" / "lost").mkdir()
     (copy / "reports" / "lost" / "cells.csv").write_text("order,cell_id,name,status\n")
     done = vramlab("report", "--all", "--results-dir", str(copy / "results"), "--reports-dir", str(copy / "reports"),
-                   "--out", str(tmp_path / "out"))
+                   "--out", str(tmp_path / "out"), timeout=1200)  # every report: 4-5 minutes on 2 cores
     assert done.returncode == 2, done.stderr[-2000:]
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("vramlab: reports/lost/: no matrix file"), done.stderr[-2000:]
