@@ -473,6 +473,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         if args.matrix_name:
             raise MatrixError("report --all rebuilds every committed matrix; give no matrix name with it")
         out = Path(args.out) if args.out else None
+        if out is not None and out.resolve() == Path(args.reports_dir).resolve():  # --out is for sparing that folder
+            raise UsageError(f"report --all: --out {args.out} is the reports folder itself (--reports-dir "
+                             f"{args.reports_dir}), which --out is to spare; leave --out out to rebuild the reports "
+                             "in place, or give a folder of its own")
         skipped: list[str] = []
         for path in rebuild_all(Path(args.results_dir or "results"), Path(args.reports_dir), out, skipped=skipped):
             print(path)
