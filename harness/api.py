@@ -15,6 +15,7 @@ Bad input raises harness.core.errors.UsageError (a ValueError) with the one line
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,8 +68,13 @@ def _results_folder(results_dir: str | Path) -> Path:
 
 def steps(matrix: str, results_dir: str | Path = "results") -> pd.DataFrame:
     """Every optimizer step of the matrix's cells that have a result: `cell_id`, `name`, `step`, `seconds`, `loss`,
-    and `warmup` (the steps left out of the timings)."""
-    return tables(load_results(matrix, _results_folder(results_dir), partial=True))[1]
+    and `warmup` (the steps left out of the timings). No result there of any cell is said with a warning, as an
+    empty frame alone reads the same as a folder named wrong."""
+    folder = _results_folder(results_dir)
+    found = tables(load_results(matrix, folder, partial=True))[1]
+    if found.empty:
+        warnings.warn(f"steps: no cell of {matrix!r} has a result under {folder}; the frame is empty", stacklevel=2)
+    return found
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from harness.report.ceiling import settled_search
 from harness.report.ceiling_report import write_report
 from harness.report.claims import build as claims
 from harness.report.export import export
-from harness.report.readme import block_names, rewritten
+from harness.report.readme import block_names, local_matrices, rewritten
 from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
@@ -128,12 +128,19 @@ def _cmd_readme(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"readme: no file {path}; run it in the repository's folder, or give --file")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise UsageError(f"readme: {path} is not UTF-8 text (byte {err.start} is 0x{err.object[err.start]:02x}); "
+                         "save it as UTF-8") from None
     names = block_names(text)
     if not names:
         raise UsageError(f"readme: {path} has no generated block (<!-- generated: NAME --> ... "
                          "<!-- end generated: NAME -->)")
     again, changed = rewritten(text, path.parent)
+    if "matrices" in names and (local := local_matrices()):
+        print(f"vramlab readme: the matrices table leaves out {', '.join(f'{n} ({f})' for n, f in local.items())}: "
+              "matrix files git does not track; commit one to list it", file=sys.stderr)
     if args.check:
         if changed:
             print(f"vramlab readme: {len(changed)} of the {len(names)} generated blocks of {path} differ from what "
@@ -479,6 +486,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         if args.matrix_name:
             raise MatrixError("report --all rebuilds every committed matrix; give no matrix name with it")
         out = Path(args.out) if args.out else None
+        if out is not None and out.resolve() == Path(args.reports_dir).resolve():  # --out is for sparing that folder
+            raise UsageError(f"report --all: --out {args.out} is the reports folder itself (--reports-dir "
+                             f"{args.reports_dir}), which --out is to spare; leave --out out to rebuild the reports "
+                             "in place, or give a folder of its own")
         skipped: list[str] = []
         for path in rebuild_all(Path(args.results_dir or "results"), Path(args.reports_dir), out, skipped=skipped):
             print(path)

@@ -34,6 +34,14 @@ def check_estimate_arguments(chart: str | None, calibrate: list[str] | None, pai
             also = "" if same == folder else f" (as {same})"
             raise UsageError(f"--calibrate {folder}: given more than once{also}, so each of its cells would be counted "
                              "twice; give each results folder once")
+    for pair in pairs or ():
+        key, sep, value = (part.strip() for part in pair.partition("="))
+        if sep and not value:  # read as YAML it would be null, and the refusal would name a None never written
+            raise UsageError(f"--set {pair}: the value is empty; give one (e.g. --set {key or 'context'}=32768), or "
+                             "leave the setting out for its default")
+        if sep and not key:
+            raise UsageError(f"--set {pair}: the setting's name is empty; write it as KEY=VALUE (e.g. --set "
+                             "context=32768)")
     keys = [pair.partition("=")[0].strip() for pair in pairs or ()]
     twice = sorted({k for k in keys if keys.count(k) > 1})
     if twice:

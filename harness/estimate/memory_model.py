@@ -169,6 +169,9 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     hopper = card is None or card.capability >= (9, 0)
     if card is not None:
         est.notes.append(f"the CUDA context is the H200's as measured; on an {card.name} it differs")
+    if card is not None and settings["device"] == "cpu":  # the fit is against a card the cell never runs on
+        est.notes.append(f"the budget names a GPU ({card.name}) but this cell runs on the CPU: it fits or not against "
+                         "that card's memory, not the host's")
 
     # memory that lives through training
     context, detail = outside_bytes(settings, hopper)

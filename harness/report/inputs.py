@@ -130,6 +130,12 @@ def read_cells(folder: Path) -> pd.DataFrame:
         empty = cells[column].isna()
         if empty.any():
             raise UsageError(f"{path}: line {int(empty.to_numpy().nonzero()[0][0]) + 2} has no {column}{_fix(folder)}")
+    again = cells["cell_id"].duplicated()
+    if again.any():  # aggregate writes each cell once: a repeated row would be counted twice in every summary
+        row = int(again.to_numpy().nonzero()[0][0])
+        first = int((cells["cell_id"] == cells["cell_id"].iloc[row]).to_numpy().nonzero()[0][0])
+        raise UsageError(f"{path}: line {row + 2} repeats the cell {cells['cell_id'].iloc[row]} of line {first + 2}, "
+                         f"and each cell has one row{_fix(folder)}")
     unknown = sorted(set(cells["status"].astype(str)) - set(STATUSES))
     if unknown:
         raise UsageError(f"{path}: status {unknown[0]!r} is none vramlab writes ({', '.join(STATUSES)}){_fix(folder)}")

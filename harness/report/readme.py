@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +24,8 @@ HEADLINE = "seed-16gb"
 CEILING = "ceiling-16gb"
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)",
                    re.DOTALL)
+# any marker, of any name, so that one BLOCK does not match (a lost end, a misspelt name) is seen, not skipped
+MARKER = re.compile(r"<!-- (?P<end>end )?generated:\s*(?P<name>.*?)\s*-->")
 
 
 def _gib(value: float) -> str:
@@ -96,9 +99,25 @@ def brief(text: str, words: int = BRIEF_WORDS) -> str:
     return " ".join(kept[:words]) + (" …" if len(kept) > words else "")
 
 
+def local_matrices() -> dict[str, Path]:
+    """The shipped matrices whose files git does not track (a matrix written in the checkout and not committed):
+    the README, which others read, lists only what a clone of the repository has."""
+    local: dict[str, Path] = {}
+    for name, file in shipped_matrices().items():
+        try:
+            out = subprocess.run(["git", "-C", str(file.parent), "ls-files", "--error-unmatch", "--", file.name],
+                                 capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            continue  # no git: an installed copy, whose matrices are all shipped
+        if out.returncode != 0 and "not a git repository" not in out.stderr:
+            local[name] = file
+    return local
+
+
 def matrices(root: Path) -> str:
     rows = []
-    for name in shipped_matrices():
+    local = local_matrices()
+    for name in (n for n in shipped_matrices() if n not in local):
         found = entry(name)
         cells = expand(name, check_model=False)
         if ceiling_spec(name) is not None:  # its results are the probes of each cell's search
@@ -125,14 +144,12 @@ BLOCKS: dict[str, Callable[[Path], str]] = {"headline": headline, "ceiling": cei
 
 def rewritten(text: str, root: Path) -> tuple[str, list[str]]:
     """The README's text with every generated block made again from the files under root, and the names of the
-    blocks that changed. A block of a name no generator has is left as it is, and named."""
+    blocks that changed."""
+    block_names(text)  # a broken or unknown marker is refused before anything is made
     changed: list[str] = []
 
     def again(match: re.Match) -> str:
         name = match.group("name")
-        if name not in BLOCKS:
-            changed.append(f"{name} (no such block: the blocks are {', '.join(BLOCKS)})")
-            return match.group(0)
         try:
             body = BLOCKS[name](root)
         except (OSError, KeyError, IndexError, ValueError) as err:  # a report missing or of another shape
@@ -146,7 +163,33 @@ def rewritten(text: str, root: Path) -> tuple[str, list[str]]:
 
 
 def block_names(text: str) -> list[str]:
-    return [m.group("name") for m in BLOCK.finditer(text)]
+    """The generated blocks' names, in order; markers that do not pair into blocks vramlab makes, each at most once,
+    are refused in one line, as rewriting around them would leave a block stale and unsaid."""
+    names: list[str] = []
+    start: tuple[str, int] | None = None
+    for marker in MARKER.finditer(text):
+        name, line = marker.group("name"), text.count("\n", 0, marker.start()) + 1
+        if not marker.group("end"):
+            if start is not None:
+                raise UsageError(f"readme: the block {start[0]!r} (line {start[1]}) has no end marker before the "
+                                 f"next block starts (line {line}); add <!-- end generated: {start[0]} --> after it")
+            if name not in BLOCKS:
+                raise UsageError(f"readme: line {line} starts a block {name!r} vramlab does not make (the blocks are "
+                                 f"{', '.join(BLOCKS)}); rename it or remove its markers")
+            if name in names:
+                raise UsageError(f"readme: the block {name!r} appears twice (again at line {line}); "
+                                 "remove one of the two")
+            start = (name, line)
+        elif start is None or start[0] != name:
+            raise UsageError(f"readme: line {line} ends a block {name!r} that no <!-- generated: {name} --> "
+                             "opens; add the start marker or remove this one")
+        else:
+            names.append(name)
+            start = None
+    if start is not None:
+        raise UsageError(f"readme: the block {start[0]!r} (line {start[1]}) has no end marker; add "
+                         f"<!-- end generated: {start[0]} --> after its last line")
+    return names
 
 
 def outside_blocks(text: str) -> str:

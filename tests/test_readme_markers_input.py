@@ -1,0 +1,76 @@
+"""The README's generated-block markers as `vramlab readme` reads them: a block without its end or its start, a
+block twice, a block name vramlab does not make, or a file that is not UTF-8 is refused in one line (exit 2) that
+names the block and the line, and the file is left as it was, rather than rewritten around a marker it skipped."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from harness.report import readme
+from harness.spec.matrix import shipped_matrices
+from tests.conftest import REPO
+from tests.refusals import refused
+
+README = (REPO / "README.md").read_text()
+CLAIMS = re.search(r"<!-- generated: claims -->\n.*?<!-- end generated: claims -->\n", README, re.DOTALL).group(0)
+
+BROKEN = [
+    pytest.param(README.replace("<!-- end generated: headline -->", ""),
+                 "the block 'headline' (line 55) has no end marker before the next block starts", id="t11-061"),
+    pytest.param(README + CLAIMS, "the block 'claims' appears twice", id="t11-062"),
+    pytest.param(README.replace("<!-- generated: claims -->\n", ""),
+                 "ends a block 'claims' that no <!-- generated: claims --> opens", id="t11-174"),
+    pytest.param(README + "\n<!-- generated: nosuch -->\nx\n<!-- end generated: nosuch -->\n",
+                 "starts a block 'nosuch' vramlab does not make (the blocks are headline, ceiling", id="t11-176"),
+    pytest.param(README.replace("<!-- end generated: reproduction -->", ""), "has no end marker; add <!-- end "
+                 "generated: reproduction --> after its last line", id="last-block-open"),
+]
+
+
+@pytest.mark.parametrize(("text", "said"), BROKEN)
+@pytest.mark.parametrize("check", [False, True], ids=["rewrite", "check"])  # t11-175: --check names it too
+def test_readme_refuses_markers_that_do_not_pair_into_known_blocks(tmp_path, capsys, text, said, check):
+    path = tmp_path / "R.md"
+    path.write_text(text)
+    refused(["readme", "--file", str(path), *(["--check"] if check else [])], capsys, said)
+    assert path.read_text() == text
+
+
+def test_readme_refuses_a_file_that_is_not_utf8_in_one_line(tmp_path, capsys):  # t11-067
+    path = tmp_path / "R.md"
+    data = README.encode() + b"\n\xe9t\xe9\n"
+    path.write_bytes(data)
+    refused(["readme", "--file", str(path)], capsys, f"is not UTF-8 text (byte {len(README.encode()) + 1} is 0xe9)")
+    assert path.read_bytes() == data
+
+
+def test_block_names_of_the_committed_readme_are_each_block_once():
+    assert readme.block_names(README) == ["headline", "ceiling", "claims", "matrices", "reproduction"]
+
+
+def _untracked_matrix(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    local = tmp_path / "pilot-study.yaml"
+    local.write_text((REPO / "ablations" / "smoke.yaml").read_text())
+    return local
+
+
+@pytest.mark.slow
+def test_local_matrices_are_the_shipped_matrix_files_git_does_not_track(tmp_path, monkeypatch):  # t11-060
+    local = _untracked_matrix(tmp_path)
+    monkeypatch.setattr(readme, "shipped_matrices", lambda: {**shipped_matrices(), "pilot-study": local})
+    assert readme.local_matrices() == {"pilot-study": local}
+    assert "`pilot-study`" not in readme.matrices(REPO) and "`smoke`" in readme.matrices(REPO)
+
+
+@pytest.mark.slow
+def test_readme_check_says_which_local_matrix_its_table_leaves_out(tmp_path, monkeypatch, capsys):  # t11-060
+    local = _untracked_matrix(tmp_path)
+    monkeypatch.setattr(readme, "shipped_matrices", lambda: {**shipped_matrices(), "pilot-study": local})
+    from harness import cli
+    assert cli.main(["readme", "--check", "--file", str(REPO / "README.md")]) == 0
+    err = capsys.readouterr().err
+    assert f"the matrices table leaves out pilot-study ({local}): matrix files git does not track" in err, err
