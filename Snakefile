@@ -38,7 +38,7 @@ from harness.results.existing import review_cell, review_evaluation
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
 from harness.workflow import check_config, check_configfiles, check_writable, default_matrix, flag
-from harness.workflow import check_report_path, cleanup_paths, only_prints, reproduction_targeted, rules_left_out
+from harness.workflow import cleanup_paths, only_prints, reproduction_targeted, rules_left_out
 from harness.core.environment_variables import check_all
 from harness.process.job_clock import job_minutes
 
@@ -62,7 +62,6 @@ try:
     # variable, as each vramlab command checks them before it starts
     check_config(config, sys.argv)
     check_configfiles(workflow.configfiles)
-    check_report_path(sys.argv)
     check_all()
 except UsageError as err:
     _stop(err)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -83,9 +82,19 @@ def report_paths(argv: list[str]) -> list[Path]:
 
 
 def check_report_path(argv: list[str]) -> None:
-    """Snakemake's HTML report is no file of a published folder (results/<m>/, reports/<m>/), as no output of a
-    vramlab command is: git would show it among the published files, and a rebuild would take it for theirs."""
+    """Snakemake's HTML report goes in a folder that exists, and in no published folder (results/<m>/, reports/<m>/),
+    as no output of a vramlab command does: git would show it among the published files, and a rebuild would take it
+    for theirs."""
     for path in report_paths(argv):
+        # a folder missing or a file in the way: Snakemake would end its report with a FileNotFoundError or
+        # NotADirectoryError traceback once the workflow has run
+        blocker = file_in_the_way(path)
+        if blocker is not None:
+            raise UsageError(f"--report {path}: {blocker} is a file, not a folder, so the report cannot go under it; "
+                             "give a path in a folder")
+        if not path.parent.is_dir():
+            raise UsageError(f"--report {path}: the folder {path.parent} does not exist; make it first "
+                             f"(mkdir -p {path.parent}) or give a path in a folder that exists")
         published = published_folder(path.parent)
         if published is not None:
             raise UsageError(f"--report {path}: {path.parent} lies in {published}/, a folder of published results or "
@@ -220,24 +229,4 @@ def rules_left_out(allowed: set[str] | frozenset[str], named: list[str]) -> list
     still plans a rule named so (the option restricts the rules that may make files, and is meant for its own
     cluster jobs), so the run would do what --allowed-rules seemed to forbid."""
     return [rule for rule in dict.fromkeys(named) if allowed and rule not in allowed]
-
-
-def report_paths(argv: list[str]) -> list[str]:
-    """The files named with --report (`--report FILE` or `--report=FILE`) on Snakemake's command line."""
-    paths = [token.split("=", 1)[1] for token in argv if token.startswith("--report=")]
-    paths += [after for token, after in pairwise(argv) if token == "--report" and not after.startswith("-")]
-    return paths
-
-
-def check_report_path(argv: list[str]) -> None:
-    """A --report file whose folder is missing or is a file: one UsageError before the workflow runs, where Snakemake
-    would end its HTML report's making with a FileNotFoundError or NotADirectoryError traceback."""
-    for given in report_paths(argv):
-        blocker = file_in_the_way(Path(given))
-        if blocker is not None:
-            raise UsageError(f"--report {given}: {blocker} is a file, not a folder, so the report cannot go under it; "
-                             "give a path in a folder")
-        if not Path(given).parent.is_dir():
-            raise UsageError(f"--report {given}: the folder {Path(given).parent} does not exist; make it first "
-                             f"(mkdir -p {Path(given).parent}) or give a path in a folder that exists")
 

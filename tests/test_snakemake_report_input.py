@@ -31,6 +31,7 @@ def test_a_report_inside_a_published_folder_is_refused(inside, tmp_path, monkeyp
     with pytest.raises(UsageError, match=rf"--report {inside}/x.html: {inside} lies in {tmp_path}/\w+/smoke/, a folder "
                                          r"of published results or reports; write the HTML report elsewhere"):
         check_report_path(["--report", f"{inside}/x.html"])
+    (tmp_path / "reports").mkdir(exist_ok=True)
     check_report_path(["--report", "reports/x.html"])  # beside the published folders: fine
     check_report_path(["--report", "x.html"])
 

@@ -6,13 +6,8 @@ from __future__ import annotations
 import pytest
 
 from harness.core.errors import UsageError
-from harness.workflow import check_report_path, report_paths
+from harness.workflow import check_report_path
 from tests.refusals import snakemake
-
-
-def test_report_paths_reads_both_spellings_of_the_option():
-    assert report_paths(["snakemake", "--report", "a.html", "--report=b.zip", "--cores", "1"]) == ["b.zip", "a.html"]
-    assert report_paths(["snakemake", "--report", "--cores", "1"]) == []  # the default report.html
 
 
 @pytest.mark.parametrize(("where", "said"), [
