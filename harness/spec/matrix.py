@@ -472,7 +472,7 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     if unmatched:
         raise check.fail(f"exclude[{min(unmatched)}]", "matches no cell, so it excludes nothing (a level it names "
                                                       "may have left the axes); remove it or correct it")
-    _idle_setting(check, _written(spec), cells)
+    _idle_setting(check, _written(spec), cells, plan)
     _bounded_training(check, cells)
     _held_out_is_held_out(check, plan, cells)
     _evaluation_can_act(check, plan, spec.get("evaluation") or {}, cells)
@@ -546,12 +546,21 @@ def _pinned(check: _Checker, label: str, settings: dict[str, Any]) -> dict[str, 
         raise check.fail(f"{label}.revision", str(err)) from None
 
 
-def _idle_setting(check: _Checker, written: dict[str, str], cells: list[Cell]) -> None:
+# the cell settings that the evaluation tasks scored under the cell's own condition read (harness/tasks/catalog.py)
+_READ_BY_FAMILY = {"recall": ("truncation", "truncation_decay"), "section_bpb": ("truncation", "truncation_decay")}
+
+
+def _idle_setting(check: _Checker, written: dict[str, str], cells: list[Cell], plan: EvaluationPlan) -> None:
     """A written setting that acts in none of the cells (harness/core/setting.py, `acts_when`) changes their ids but
     not what they measure, so the same runs would be measured again under other ids. A matrix where it acts in some
-    cells and not in others is left alone: there it is the axis it means to be, and the other cells take it along."""
+    cells and not in others is left alone: there it is the axis it means to be, and the other cells take it along.
+    A setting an evaluation task reads (the cell's own truncation, for recall) acts there whatever the training."""
+    evaluated = {name for t in plan.tasks if t in PROJECT_TASKS and PROJECT_TASKS[t].condition == "own"
+                 for name in _READ_BY_FAMILY.get(PROJECT_TASKS[t].family, ())}
     for name, where in written.items():
         setting = SETTINGS[name]
+        if name in evaluated:
+            continue
         at_default = all(cell.settings.get(name) == setting.default for cell in cells)  # asks for nothing
         if setting.acts_when is not None and not at_default and not any(setting.acts(c.settings) for c in cells):
             raise check.fail(f"{where}.{name}", f"{name} has no effect: it acts only in cells with "
