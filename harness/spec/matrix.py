@@ -473,6 +473,7 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
         raise check.fail(f"exclude[{min(unmatched)}]", "matches no cell, so it excludes nothing (a level it names "
                                                       "may have left the axes); remove it or correct it")
     _idle_setting(check, _written(spec), cells, plan)
+    _shared_device(check, spec.get("concurrent_cells", 1), cells)
     _bounded_training(check, cells)
     _held_out_is_held_out(check, plan, cells)
     _evaluation_can_act(check, plan, spec.get("evaluation") or {}, cells)
@@ -566,6 +567,15 @@ def _idle_setting(check: _Checker, written: dict[str, str], cells: list[Cell], p
             raise check.fail(f"{where}.{name}", f"{name} has no effect: it acts only in cells with "
                              f"{setting.acts_where}, and no cell of this matrix has {setting.acts_where}; remove it "
                              "(it would change the cells' ids, not what they measure)")
+
+
+def _shared_device(check: _Checker, concurrent: int, cells: list[Cell]) -> None:
+    """concurrent_cells shares one GPU between cells (harness/process/device_lease.py): on the CPU no device is
+    leased, so it would share nothing and only record every cell's speed as not measured."""
+    if concurrent > 1 and all(cell.settings.get("device") == "cpu" for cell in cells):
+        raise check.fail("concurrent_cells", f"{concurrent} cells per GPU, but every cell of this matrix runs on the "
+                         "CPU (device: cpu), where no GPU is shared (Snakemake's --cores says how many cells run at "
+                         "once); remove it, as it would only record each cell's speed as not measured")
 
 
 # training sequences one cell may ask for: a million at a second each is eleven days, and a cell's time limit grows
