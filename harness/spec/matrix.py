@@ -125,12 +125,19 @@ RESERVED_NAMES = {"superseded": "results/superseded/ (the results that new measu
                   "estimate": "reports/estimate/ (the memory estimate's calibration)"}
 
 
+def _first_non_ascii(name: str) -> str:
+    """Where a name is refused for a letter outside ASCII (ä), that letter: it reads as a letter to a person."""
+    letter = next((c for c in name if not c.isascii()), None)
+    return f" ({letter!r} is not ASCII)" if letter and letter.isprintable() else ""
+
+
 def matrix_name(path: Path) -> str:
     """The name that becomes results/<name>/ and reports/<name>/: it can never leave those folders."""
     name = path.stem if path.suffix in (".yaml", ".yml") else path.name
     if not MATRIX_NAME.match(name):
         raise MatrixError(f"{path}: the matrix name {name!r} (from the file name) must start with a letter or "
-                          "digit and hold only letters, digits, '-' and '_': it names the results folder")
+                          "digit and hold only letters, digits, '-' and '_', all ASCII (a-z, A-Z, 0-9): it names the "
+                          f"results folder; rename the file{_first_non_ascii(name)}")
     return name
 
 
