@@ -317,13 +317,19 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
+def _machine(given: str | None, folder: str) -> str:
+    """--machine, the folder name of a machine's results (`folder`, in words), or this host's; checked also where
+    the command would not use it yet (a dry run), so that the real run is not the first to refuse it."""
+    if given is not None and not MACHINE_LABEL.match(given):
+        raise UsageError(f"--machine {given[:80]!r}: a machine is named by its folder under {folder}: letters, "
+                         "digits, '-' and '_', starting with a letter or digit")
+    return given or machine_label()
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
-    if args.machine is not None and not MACHINE_LABEL.match(args.machine):
-        raise UsageError(f"--machine {args.machine!r}: a machine is named by its folder under "
-                         "results/<matrix>/reproductions/: letters, digits, '-' and '_'")
+    machine = _machine(args.machine, "results/<matrix>/reproductions/")
     _own_folders(args.matrix, expand(args.matrix)[0].matrix, args)
-    path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir),
-                            args.machine or machine_label())
+    path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir), machine)
     print(path.read_text().splitlines()[0])
     return 0
 
@@ -337,12 +343,12 @@ def _own_folders(matrix: str, name: str, args: argparse.Namespace) -> None:
 
 def _cmd_card_check(args: argparse.Namespace) -> int:
     results_dir = Path(args.results_dir)
+    machine = _machine(args.machine, "results/card-check/reproductions/")
     checks = card_check.plan(results_dir)
     if args.dry_run:
         print("\n".join(card_check.described(checks)))
         return 0
     card = card_check.sixteen_gb_card()  # a machine without a 16 GB card is told so before anything runs
-    machine = args.machine or machine_label()
     print(f"card-check on {card} ({machine}):\n" + "\n".join(card_check.described(checks)[1:]))
     card_check.run(checks, results_dir, machine)
     path = card_check.write(checks, results_dir, Path(args.reports_dir), machine)
