@@ -23,7 +23,7 @@ from harness.core.cache import check_cache_usable
 from harness.core.console import send_to_log
 from harness.core.environment import cuda_present
 from harness.core.errors import UsageError
-from harness.core.path_problems import FOLDER_ROOM, file_in_the_way, published_folder, too_long
+from harness.core.path_problems import FOLDER_ROOM, file_in_the_way, published_folder, too_long, written_as_root
 from harness.core.suggest import did_you_mean
 from harness.estimate import calibration
 from harness.estimate.arguments import check_estimate_arguments
@@ -463,6 +463,10 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
+    marked = written_as_root(Path(args.reports_dir) / Path(args.matrix).stem)
+    if marked is not None:
+        print(f"vramlab: {marked} is marked read-only (no write permission), but this process runs as root, which "
+              "may write it all the same: its reports are made again there from the result files", file=sys.stderr)
     aggregate(args.matrix, Path(args.results_dir), Path(args.reports_dir), partial=args.partial)
     return 0
 
