@@ -10,6 +10,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -74,6 +75,7 @@ def run_command(command: Callable[[], int]) -> int:
     forget_made()
     code = 1
     stdout, sys.stdout = sys.stdout, _NamedOutput(sys.stdout)
+    previous = _told_on_sigterm()
     try:
         check_all()
         for note in notes():
@@ -89,9 +91,26 @@ def run_command(command: Callable[[], int]) -> int:
         code = refuse("interrupted; nothing was left half-written", code=130)
     finally:
         sys.stdout = stdout
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         if code != 0:
             remove_empty_made()
     return code
+
+
+def _told_on_sigterm() -> Any:
+    """SIGTERM ends a command as it always did (by the signal, exit status 143, at once), after one line that says
+    so: every file is written whole or not at all (harness/core/atomic_files.py), so nothing is half-written. The
+    handler it replaces, to be put back; None where signals cannot be handled (a thread other than the main one)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def told(signum: int, frame: Any) -> None:
+        print("vramlab: stopped by SIGTERM; nothing was left half-written", file=console_stream(), flush=True)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    return signal.signal(signal.SIGTERM, told)
 
 
 def _output_name() -> str:
