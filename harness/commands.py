@@ -343,12 +343,14 @@ def _own_folders(matrix: str, name: str, args: argparse.Namespace) -> None:
 
 def _cmd_card_check(args: argparse.Namespace) -> int:
     results_dir = Path(args.results_dir)
-    machine = _machine(args.machine, "results/card-check/reproductions/")
+    folder = "results/card-check/reproductions/"
     checks = card_check.plan(results_dir)
     if args.dry_run:
+        _machine(args.machine, folder)
         print("\n".join(card_check.described(checks)))
         return 0
     card = card_check.sixteen_gb_card()  # a machine without a 16 GB card is told so before anything runs
+    machine = _machine(args.machine, folder)
     print(f"card-check on {card} ({machine}):\n" + "\n".join(card_check.described(checks)[1:]))
     card_check.run(checks, results_dir, machine)
     path = card_check.write(checks, results_dir, Path(args.reports_dir), machine)
