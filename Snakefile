@@ -38,7 +38,7 @@ from harness.results.existing import review_cell, review_evaluation
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
 from harness.workflow import check_config, check_configfiles, check_writable, default_matrix, flag
-from harness.workflow import cleanup_paths, only_prints, reproduction_targeted, rules_left_out
+from harness.workflow import cleanup_paths, elsewhere_note, flag_readings, only_prints, reproduction_targeted, rules_left_out
 from harness.core.environment_variables import check_all
 from harness.process.job_clock import job_minutes
 
@@ -129,7 +129,7 @@ def device_resources(wildcards):
 
 # what this run will do, told once Snakemake builds its first job (_prepare below), not while this file is read: a
 # target that is no rule (`snakemake nosuch`) or a listing (--list) runs nothing, and these lines would say it does
-NOTES = []
+NOTES = flag_readings(config)  # reproduce=yes read as true, said (the flags are read below)
 _GPU_CELLS = [c for c in CELLS if needs_cuda(c.settings)]
 if _GPU_CELLS and not cuda_present():
     _missing = [c for c in _GPU_CELLS if not result_path(Path(RESULTS), NAME, c.cell_id).is_file()]
@@ -167,6 +167,10 @@ MACHINE = machine_label()
 # the cells with a result file here (the published reference where they are committed); --config replace=true
 # lets -F, -R cell and --delete-all-output replace or delete them
 WITH_RESULT = [i for i in IDS if result_path(Path(RESULTS), NAME, i).is_file()]
+_ELSEWHERE = elsewhere_note(Path.cwd(), Path(workflow.basedir), (RESULTS, REPORTS), NAME, len(WITH_RESULT),
+                            len(IDS))
+if _ELSEWHERE:
+    NOTES.insert(0, _ELSEWHERE)
 REPLACE = flag(config, "replace", "false")
 # the refusal quotes the word given (replace=1, replace=yes), and how it was read
 _REPLACE_GIVEN = "replace=true" if str(config.get("replace")).lower() == "true" else \

@@ -23,7 +23,7 @@ from harness.core.cache import check_cache_usable
 from harness.core.console import send_to_log
 from harness.core.environment import cuda_present
 from harness.core.errors import UsageError
-from harness.core.path_problems import FOLDER_ROOM, file_in_the_way, published_folder, too_long
+from harness.core.path_problems import FOLDER_ROOM, file_in_the_way, published_folder, too_long, written_as_root
 from harness.core.suggest import did_you_mean
 from harness.estimate import calibration
 from harness.estimate.arguments import check_estimate_arguments
@@ -324,18 +324,17 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
-def _machine(args: argparse.Namespace) -> str:
-    """--machine names a folder under results/<matrix>/reproductions/, never a path (nor an empty name, which would
-    be taken for this machine's); checked also where a dry run would not use it, since the real run would."""
-    if args.machine is not None and not MACHINE_LABEL.match(args.machine):
-        raise UsageError(f"--machine {args.machine!r}: a machine is named by its folder under "
-                         "results/<matrix>/reproductions/: letters, digits, '-' and '_' (leave --machine out for this "
-                         f"machine's name, {machine_label()})")
-    return args.machine or machine_label()
+def _machine(given: str | None, folder: str) -> str:
+    """--machine, the folder name of a machine's results (`folder`, in words), or this host's; checked also where
+    the command would not use it yet (a dry run), so that the real run is not the first to refuse it."""
+    if given is not None and not MACHINE_LABEL.match(given):
+        raise UsageError(f"--machine {given[:80]!r}: a machine is named by its folder under {folder}: letters, "
+                         "digits, '-' and '_', starting with a letter or digit")
+    return given or machine_label()
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    machine = _machine(args)
+    machine = _machine(args.machine, "results/<matrix>/reproductions/")
     _own_folders(args.matrix, expand(args.matrix)[0].matrix, args)
     path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir), machine)
     print(path.read_text().splitlines()[0])
@@ -351,12 +350,14 @@ def _own_folders(matrix: str, name: str, args: argparse.Namespace) -> None:
 
 def _cmd_card_check(args: argparse.Namespace) -> int:
     results_dir = Path(args.results_dir)
-    machine = _machine(args)
+    folder = "results/card-check/reproductions/"
     checks = card_check.plan(results_dir)
     if args.dry_run:
+        _machine(args.machine, folder)
         print("\n".join(card_check.described(checks)))
         return 0
     card = card_check.sixteen_gb_card()  # a machine without a 16 GB card is told so before anything runs
+    machine = _machine(args.machine, folder)
     print(f"card-check on {card} ({machine}):\n" + "\n".join(card_check.described(checks)[1:]))
     card_check.run(checks, results_dir, machine)
     path = card_check.write(checks, results_dir, Path(args.reports_dir), machine)
@@ -477,6 +478,10 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
+    marked = written_as_root(Path(args.reports_dir) / Path(args.matrix).stem)
+    if marked is not None:
+        print(f"vramlab: {marked} is marked read-only (no write permission), but this process runs as root, which "
+              "may write it all the same: its reports are made again there from the result files", file=sys.stderr)
     aggregate(args.matrix, Path(args.results_dir), Path(args.reports_dir), partial=args.partial)
     return 0
 

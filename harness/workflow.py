@@ -18,6 +18,7 @@ DEFAULT_GPU_MATRIX = "seed-16gb"
 CONFIG_KEYS = ("matrix", "results_dir", "reports_dir", "reproduce", "warm_start", "replace")
 FOLDERS = ("results_dir", "reports_dir")
 FOLDER_DEFAULTS = {"results_dir": "results", "reports_dir": "reports"}
+YES, NO = ("true", "yes", "on", "1", "y"), ("false", "no", "off", "0", "n")
 FLAGS = {"reproduce": ("auto",), "warm_start": (), "replace": ()}  # yes/no keys, with the other words each takes
 
 
@@ -36,15 +37,38 @@ def flag(config: dict[str, Any], name: str, default: str) -> bool | str:
     run, since a word read as 'no' would silently do the other thing."""
     value = config.get(name, default)
     word = str(value).strip().lower()
-    if word in ("true", "yes", "on", "1", "y"):
+    if word in YES:
         return True
-    if word in ("false", "no", "off", "0", "n"):
+    if word in NO:
         return False
     if word in FLAGS[name]:
         return word
     shown = "" if value is None else str(value)[:80]
     raise UsageError(f"--config {name}={shown!r}: write {name}=true or {name}=false"
                      + "".join(f" (or {name}={w})" for w in FLAGS[name]))
+
+
+def flag_readings(config: dict[str, Any]) -> list[str]:
+    """How each yes/no --config value written as another word than true or false (yes, 1, on, n) was read: told,
+    since a word such as yes is read the YAML 1.1 way, which a person may not expect."""
+    said = []
+    for name in FLAGS:
+        word = str(config.get(name)).strip().lower()
+        if name in config and word in YES[1:] + NO[1:]:  # anything else is true, false, or refused by flag()
+            said.append(f"--config {name}={str(config[name])[:80]} is read as {name}={str(word in YES).lower()}")
+    return said
+
+
+def elsewhere_note(workdir: Path, checkout: Path, folders: tuple[str, str], name: str, with_result: int,
+                   cells: int) -> str | None:
+    """Where Snakemake works in another folder than the checkout (--directory), the results and reports are that
+    folder's, not the published ones beside the Snakefile: said, with how many cells already have a result there."""
+    results, reports = folders
+    if workdir.resolve() == checkout.resolve() or Path(results).is_absolute():
+        return None
+    return (f"working in {workdir} (snakemake --directory), not in the checkout {checkout}: results go to "
+            f"{workdir / results / name}/, where {with_result} of the {cells} cells have one, and reports to "
+            f"{workdir / reports / name}/; the published ones in the checkout are neither used nor changed")
 
 
 def repeated_keys(argv: list[str]) -> list[str]:

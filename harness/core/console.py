@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from harness.core.environment_variables import check_all
+from harness.core.environment_variables import check_all, notes
 from harness.core.errors import UsageError, one_line
 from harness.core.log_file import log_file_problem
 from harness.core.made_folders import forget_made, remove_empty_made
@@ -90,6 +90,8 @@ def run_command(command: Callable[[], int], end_on_sigterm: bool = False) -> int
     stdout, sys.stdout = sys.stdout, _NamedOutput(sys.stdout)
     try:
         check_all()
+        for note in notes():
+            print(f"vramlab: {note}", file=sys.stderr)
         code = command()
         sys.stdout.flush()  # here, where a failure is told as any other, not in Python's exit
     except UsageError as err:

@@ -7,6 +7,7 @@ meant at its default without a word."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -25,13 +26,16 @@ DEVICE_LEASE = "VRAMLAB_DEVICE_LEASE"
 # switches the docs document as NAME=0 (off); 1, the default, is on
 SWITCHES = ("VRAMLAB_EMULATE_CARD", "VRAMLAB_GC_FREEZE", "VRAMLAB_BYTECODE_CACHE")
 DEVICES = "VRAMLAB_DEVICES"
+TIME_LIMIT = "VRAMLAB_TIME_LIMIT"
+STATUS_FILE = "VRAMLAB_STATUS_FILE"
+MEMORY_HISTORY = "VRAMLAB_MEMORY_HISTORY"
 # read where they are used: a cell's time limit (harness/process/supervisor.py), the commit a result records where
 # the checkout is no git repository (harness/core/environment.py)
-READ_ELSEWHERE = ("VRAMLAB_TIME_LIMIT", "VRAMLAB_GIT_COMMIT", "VRAMLAB_GIT_DIRTY")
+READ_ELSEWHERE = (TIME_LIMIT, "VRAMLAB_GIT_COMMIT", "VRAMLAB_GIT_DIRTY")
 # set by vramlab for its own processes (harness/run/worker_status.py, harness/run/memory_history.py), or by the tests
 # (a worker's fault, warm starts on the CPU) and benchmarks/cell_time_run.py (its stream's number); nobody sets them
 # by hand, but a process started with them set is vramlab's own
-INTERNAL = ("VRAMLAB_STATUS_FILE", "VRAMLAB_WARM_START", DEVICE_LEASE, "VRAMLAB_MEMORY_HISTORY",
+INTERNAL = (STATUS_FILE, "VRAMLAB_WARM_START", DEVICE_LEASE, MEMORY_HISTORY,
             "VRAMLAB_TEST_FAULT", "VRAMLAB_WARM_START_CPU", "VRAMLAB_CELL_TIME_STREAM")
 # the ones a person sets (docs/): named where a misspelt one is near none of them
 DOCUMENTED = (MAX_CELLS, CACHE, ABLATIONS, SPARE_IDLE, DEVICE_SLOTS, LEASES, *SWITCHES, DEVICES, *READ_ELSEWHERE)
@@ -49,6 +53,8 @@ MAX_CELLS_DEFAULT = 5000  # a typo in an axis must not eat the memory
 # activations, so a few dozen fill the largest card; a number beyond that is a typo, never a plan
 MAX_DEVICE_SLOTS = 64
 SPARE_IDLE_DEFAULT = 120.0
+MIN_TIME_LIMIT = 1.0  # below it no cell gets past its start: the limit would only write timeouts
+MAX_TIME_LIMIT = 366 * 86400.0  # a year: past it a limit limits nothing, and the timers' arithmetic overflows
 
 
 def positive_int(name: str, default: int, most: int | None = None) -> int:
@@ -190,8 +196,27 @@ def device_slots() -> int:
 
 
 def leases_folder() -> Path | None:
-    """The folder of the device leases, where one is named (harness/process/device_lease.py has the default)."""
-    return folder(LEASES, None, must_exist=False)
+    """The folder of the device leases, where one is named (harness/process/device_lease.py has the default). It is
+    made where it is missing, but only inside an existing folder: a mistyped parent would become a tree of folders
+    holding leases that no other run sees."""
+    path = folder(LEASES, None, must_exist=False)
+    if path is not None and not path.exists() and not path.parent.is_dir():
+        raise UsageError(f"{LEASES}={str(path)[:80]!r}: its folder {str(path.parent)[:80]} does not exist; give a "
+                         "folder that exists or one inside an existing folder (unset it for the default)")
+    return path
+
+
+def notes() -> list[str]:
+    """What a setting that is allowed but easily set by mistake does, told on every command that runs with it."""
+    said = []
+    leases = leases_folder()
+    if leases is not None and not leases.exists():
+        said.append(f"{LEASES}={str(leases)[:80]} does not exist yet: it is made at the first device lease, and runs "
+                    "that name another folder do not see these leases")
+    if os.environ.get(DEVICES) is not None and not os.environ[DEVICES].strip():
+        said.append(f"{DEVICES} is set but empty, which turns device leasing off: cells on a GPU do not wait for one "
+                    "another (unset it to lease every GPU of this machine)")
+    return said
 
 
 def cache_folder() -> Path:
@@ -205,6 +230,50 @@ def cache_folder() -> Path:
 
 def ablations_folder() -> Path | None:
     return folder(ABLATIONS, None, must_exist=True)
+
+
+def time_limit_problem(source: str, given: float) -> str | None:
+    """Why `given` seconds (from `source`: --time-limit or VRAMLAB_TIME_LIMIT) cannot limit a cell, or None."""
+    if not math.isfinite(given) or given < MIN_TIME_LIMIT:
+        return (f"{source}: the time limit must be a number of seconds of at least {MIN_TIME_LIMIT:g} (a cell's "
+                f"process takes longer than that to start), got {given!r}")
+    if given > MAX_TIME_LIMIT:
+        return (f"{source}: {given:g} s is more than a year ({MAX_TIME_LIMIT:,.0f} s), the longest a time limit may "
+                "be; give fewer seconds")
+    return None
+
+
+def time_limit() -> float | None:
+    """VRAMLAB_TIME_LIMIT, a cell's time limit in seconds where no --time-limit says (harness/process/supervisor.py);
+    checked before every command, also those that run no cell, so that a typo is found before the run that needs it."""
+    text = os.environ.get(TIME_LIMIT)
+    if not text:
+        return None
+    try:
+        given = float(text)
+    except ValueError:
+        raise UsageError(f"{TIME_LIMIT}: expected seconds, got {text[:40]!r}; give a number of seconds from "
+                         f"{MIN_TIME_LIMIT:g} (or unset it: each cell's limit is then scaled by its work)") from None
+    problem = time_limit_problem(TIME_LIMIT, given)
+    if problem:
+        raise UsageError(problem)
+    return given
+
+
+def internal_paths() -> None:
+    """The files vramlab's supervisor names for a cell's process (its status file; run-cell --memory-history's
+    snapshot): absolute paths of files in existing folders. A person who sets one by hand gets its use told, since
+    in any other process nothing reads them."""
+    for name, what in ((STATUS_FILE, "the status file a cell's supervisor hands its process"),
+                       (MEMORY_HISTORY, "the memory snapshot run-cell --memory-history FILE asks for")):
+        text = os.environ.get(name)
+        if not text:
+            continue
+        path = Path(text)
+        if not path.is_absolute() or path.is_dir() or not path.parent.is_dir():
+            flaw = ("is relative" if not path.is_absolute() else "is a folder" if path.is_dir()
+                    else "lies in no existing folder")
+            raise UsageError(f"{name}={text[:80]!r} {flaw}; it is {what}, which vramlab sets itself: unset it")
 
 
 def check_all() -> None:
@@ -224,6 +293,8 @@ def check_all() -> None:
     hub_switches()
     git_commit()
     git_dirty()
+    time_limit()
+    internal_paths()
 
 
 def git_commit() -> str | None:

@@ -86,6 +86,14 @@ def unwritable(path: Path) -> Path | None:
     return None if os.access(here, os.W_OK | os.X_OK) else here
 
 
+def written_as_root(path: Path) -> Path | None:
+    """The folder at or above `path` marked read-only for everyone (chmod a-w) that this process, run as root, writes
+    all the same (unwritable() leaves root be, as the system does), or None: said, so that a write there surprises
+    nobody."""
+    here = nearest_existing(path)
+    return here if os.geteuid() == 0 and not here.stat().st_mode & 0o222 else None
+
+
 # what a results or reports folder leaves for the paths under it (<matrix>/evaluations/<cell id>/<task>.json)
 FOLDER_ROOM = 256
 # the folders of a checkout (a folder with an ablations/) whose every folder holds one matrix's results or reports

@@ -124,7 +124,9 @@ DATA_SETTINGS: tuple[Setting, ...] = (
     Setting("truncation", str, "tail",
             "how a section's preceding text is cut to fit the context: 'none' (all of it, or the cell is "
             "skipped), 'tail' (the most recent tokens), 'exp_decay' (geometric shares per section, newest "
-            "first)", levels=TRUNCATION_POLICIES, hashed_at_default=False, owner="data"),
+            "first)", levels=TRUNCATION_POLICIES, hashed_at_default=False, owner="data",
+            # packed corpora are full sequences and chat drops whole turns: only documents' sections are cut
+            acts_when=lambda settings: cut_into_sections(settings), acts_where="data: grant-reports or text:"),
     Setting("truncation_decay", float, 0.5, "exp_decay's ratio between the shares of consecutive sections",
             validate=_decay, hashed_at_default=False, owner="data",
             acts_when=lambda settings: settings.get("truncation") == "exp_decay", acts_where="truncation: exp_decay"),
@@ -216,6 +218,12 @@ def data_kind(settings: dict[str, Any], random_weights: bool | None = None) -> s
 def fixed_length(settings: dict[str, Any]) -> bool:
     """Whether every sequence is exactly `context` tokens (packed corpora), so tokens per step are known."""
     return data_kind(settings) in ("stdlib-docs", "zipf")
+
+
+def cut_into_sections(settings: dict[str, Any]) -> bool:
+    """Whether the cell trains on documents whose preceding sections the truncation policy cuts to the context."""
+    kind = data_kind(settings)
+    return kind == "grant-reports" or kind.startswith("text:")
 
 
 def sequences_needed(settings: dict[str, Any]) -> int:

@@ -16,7 +16,8 @@ import subprocess
 import time
 from typing import Any
 
-from harness.process.supervisor import GRACE_SECONDS, MIN_TIME_LIMIT, time_limit
+from harness.core.environment_variables import MIN_TIME_LIMIT
+from harness.process.supervisor import GRACE_SECONDS, time_limit
 
 JOB_END_ENV = "SLURM_JOB_END_TIME"
 JOB_ID_ENV = "SLURM_JOB_ID"

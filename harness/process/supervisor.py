@@ -6,7 +6,6 @@ from __future__ import annotations
 import ctypes
 import json
 import logging
-import math
 import os
 import platform
 import signal
@@ -21,7 +20,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from harness.core import environment_variables
 from harness.core.environment import _cpu_name, _git, cuda_present, nvidia_driver, versions
+from harness.core.errors import UsageError
 from harness.data.training import sequences_needed
 from harness.process import warm_start
 from harness.process.procfs import stat_fields
@@ -42,29 +43,21 @@ OBSERVE_EVERY = 5  # polls between two looks at the worker's status for the prog
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-MIN_TIME_LIMIT = 1.0  # below it no cell gets past its start: the limit would only write timeouts
-MAX_TIME_LIMIT = 366 * 86400.0  # a year: past it a limit limits nothing, and the timers' arithmetic overflows
-
-
 def time_limit(settings: dict[str, Any], given: float | None = None) -> float:
     """Seconds the cell may take: `given` (--time-limit), else VRAMLAB_TIME_LIMIT, else scaled by its work.
 
     Not a setting of the cell: a setting would enter the cell id, and a new limit would re-measure every cell."""
-    source = "--time-limit"
-    if given is None and os.environ.get(TIME_LIMIT_ENV):
-        source, text = TIME_LIMIT_ENV, os.environ[TIME_LIMIT_ENV]
-        try:
-            given = float(text)
-        except ValueError:
-            raise SupervisorError(f"{TIME_LIMIT_ENV}: expected seconds, got {text!r}") from None
     if given is None:
-        return BASE_SECONDS + SECONDS_PER_SEQUENCE * sequences_needed(settings)
-    if not math.isfinite(given) or given < MIN_TIME_LIMIT:
-        raise SupervisorError(f"{source}: the time limit must be a number of seconds of at least {MIN_TIME_LIMIT:g} "
-                              f"(a cell's process takes longer than that to start), got {given!r}")
-    if given > MAX_TIME_LIMIT:
-        raise SupervisorError(f"{source}: {given:g} s is more than a year ({MAX_TIME_LIMIT:,.0f} s), the longest a "
-                              "time limit may be; give fewer seconds")
+        try:
+            given = environment_variables.time_limit()
+        except UsageError as err:
+            raise SupervisorError(str(err)) from None
+        if given is None:
+            return BASE_SECONDS + SECONDS_PER_SEQUENCE * sequences_needed(settings)
+        return given
+    problem = environment_variables.time_limit_problem("--time-limit", given)
+    if problem:
+        raise SupervisorError(problem)
     return given
 
 

@@ -125,12 +125,19 @@ RESERVED_NAMES = {"superseded": "results/superseded/ (the results that new measu
                   "estimate": "reports/estimate/ (the memory estimate's calibration)"}
 
 
+def _first_non_ascii(name: str) -> str:
+    """Where a name is refused for a letter outside ASCII (ä), that letter: it reads as a letter to a person."""
+    letter = next((c for c in name if not c.isascii()), None)
+    return f" ({letter!r} is not ASCII)" if letter and letter.isprintable() else ""
+
+
 def matrix_name(path: Path) -> str:
     """The name that becomes results/<name>/ and reports/<name>/: it can never leave those folders."""
     name = path.stem if path.suffix in (".yaml", ".yml") else path.name
     if not MATRIX_NAME.match(name):
         raise MatrixError(f"{path}: the matrix name {name!r} (from the file name) must start with a letter or "
-                          "digit and hold only letters, digits, '-' and '_': it names the results folder")
+                          "digit and hold only letters, digits, '-' and '_', all ASCII (a-z, A-Z, 0-9): it names the "
+                          f"results folder; rename the file{_first_non_ascii(name)}")
     return name
 
 
@@ -472,7 +479,8 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     if unmatched:
         raise check.fail(f"exclude[{min(unmatched)}]", "matches no cell, so it excludes nothing (a level it names "
                                                       "may have left the axes); remove it or correct it")
-    _idle_setting(check, _written(spec), cells)
+    _idle_setting(check, _written(spec), cells, plan)
+    _shared_device(check, spec.get("concurrent_cells", 1), cells)
     _bounded_training(check, cells)
     _held_out_is_held_out(check, plan, cells)
     _evaluation_can_act(check, plan, spec.get("evaluation") or {}, cells)
@@ -546,17 +554,35 @@ def _pinned(check: _Checker, label: str, settings: dict[str, Any]) -> dict[str, 
         raise check.fail(f"{label}.revision", str(err)) from None
 
 
-def _idle_setting(check: _Checker, written: dict[str, str], cells: list[Cell]) -> None:
+# the cell settings that the evaluation tasks scored under the cell's own condition read (harness/tasks/catalog.py)
+_READ_BY_FAMILY = {"recall": ("truncation", "truncation_decay"), "section_bpb": ("truncation", "truncation_decay")}
+
+
+def _idle_setting(check: _Checker, written: dict[str, str], cells: list[Cell], plan: EvaluationPlan) -> None:
     """A written setting that acts in none of the cells (harness/core/setting.py, `acts_when`) changes their ids but
     not what they measure, so the same runs would be measured again under other ids. A matrix where it acts in some
-    cells and not in others is left alone: there it is the axis it means to be, and the other cells take it along."""
+    cells and not in others is left alone: there it is the axis it means to be, and the other cells take it along.
+    A setting an evaluation task reads (the cell's own truncation, for recall) acts there whatever the training."""
+    evaluated = {name for t in plan.tasks if t in PROJECT_TASKS and PROJECT_TASKS[t].condition == "own"
+                 for name in _READ_BY_FAMILY.get(PROJECT_TASKS[t].family, ())}
     for name, where in written.items():
         setting = SETTINGS[name]
+        if name in evaluated:
+            continue
         at_default = all(cell.settings.get(name) == setting.default for cell in cells)  # asks for nothing
         if setting.acts_when is not None and not at_default and not any(setting.acts(c.settings) for c in cells):
             raise check.fail(f"{where}.{name}", f"{name} has no effect: it acts only in cells with "
                              f"{setting.acts_where}, and no cell of this matrix has {setting.acts_where}; remove it "
                              "(it would change the cells' ids, not what they measure)")
+
+
+def _shared_device(check: _Checker, concurrent: int, cells: list[Cell]) -> None:
+    """concurrent_cells shares one GPU between cells (harness/process/device_lease.py): on the CPU no device is
+    leased, so it would share nothing and only record every cell's speed as not measured."""
+    if concurrent > 1 and all(cell.settings.get("device") == "cpu" for cell in cells):
+        raise check.fail("concurrent_cells", f"{concurrent} cells per GPU, but every cell of this matrix runs on the "
+                         "CPU (device: cpu), where no GPU is shared (Snakemake's --cores says how many cells run at "
+                         "once); remove it, as it would only record each cell's speed as not measured")
 
 
 # training sequences one cell may ask for: a million at a second each is eleven days, and a cell's time limit grows
