@@ -18,5 +18,8 @@ def no_key_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     built = dict(pairs)
     if len(built) != len(pairs):
         seen: set[str] = set()
-        raise KeyTwice(next(key for key, _ in pairs if key in seen or seen.add(key)))
+        for key, _ in pairs:
+            if key in seen:
+                raise KeyTwice(key)
+            seen.add(key)
     return built

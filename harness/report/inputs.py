@@ -101,7 +101,7 @@ def _metric_problem(cells: pd.DataFrame) -> tuple[int, str, str] | None:
     """The first (row, column, why) of a measurement no result can hold (a negative throughput, a fractional step
     count: the result model's own bounds), or an ok row without the device peak every ok result has."""
     for column in [c for c in Metrics.columns() if c in cells.columns]:
-        check = TypeAdapter(Metrics.model_fields[column].annotation)
+        check: TypeAdapter[Any] = TypeAdapter(Metrics.model_fields[column].annotation or Any)
         for row, value in enumerate(cells[column]):
             if pd.isna(value):
                 continue
