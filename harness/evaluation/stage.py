@@ -11,6 +11,7 @@ import os
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from harness.core.atomic_files import write_text_atomic
 from harness.core.budget import Budget
 from harness.core.device_cap import start_capped
 from harness.core.errors import UsageError
+from harness.core.file_locks import lock_exclusive
 from harness.core.runtime import Runtime
 from harness.core.suggest import did_you_mean
 from harness.data.workload import DoesNotFit
@@ -211,6 +213,13 @@ class Session:
     def _baseline(self, config: Any, item_fields: ItemFields) -> Scored:
         key = self._baseline_key(config)
         path = self.results_dir / self.cell.matrix / "evaluations" / "baselines" / f"{key}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # sibling cells evaluated at once share a key: the first scores the untrained model while the others wait
+        # for its file, rather than each scoring it again on the same device
+        with _held(path.with_name(f"{key}.lock")):
+            return self._baseline_under_lock(config, item_fields, key, path)
+
+    def _baseline_under_lock(self, config: Any, item_fields: ItemFields, key: str, path: Path) -> Scored:
         wants_items = bool(item_fields[0])
         if path.is_file():
             cached = json.loads(path.read_text())
@@ -221,7 +230,6 @@ class Session:
         cache = {"key": key, "scores": [s.model_dump(mode="json") for s in scores]}
         if items is not None:
             cache["items"] = items
-        # sibling cells share a key: each writes its own temporary file, and the last rename wins whole
         write_text_atomic(path, json.dumps(cache, indent=1))
         return scores, items
 
@@ -287,6 +295,17 @@ class Session:
                                f"({type(err).__name__}: {str(err)[:300]})")
             raise
         return *scored, {"source": "lm-eval", "task": task}
+
+
+@contextlib.contextmanager
+def _held(path: Path) -> Iterator[None]:
+    """An exclusive lock on the file at `path` while the block runs (waiting for another process that holds it)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        lock_exclusive(fd, path)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _is_missing_data(err: BaseException) -> bool:
