@@ -6,18 +6,47 @@ from __future__ import annotations
 
 import pytest
 
-from harness.evaluation.lm import generation_batches
+from harness.evaluation.lm import GENERATE_MASK_BYTES, GENERATE_TOKENS, generation_batches, in_halves
 from harness.tasks.answers import exact, holds, normalise
 
 
 def test_prompts_are_batched_by_length_within_the_token_budget():
     lengths = [100, 20_000, 19_000, 50, 20_500, 130_000]
-    batches = generation_batches(lengths, 65_536)
+    batches = generation_batches(lengths, 65_536, mask_budget=1 << 40)  # the token budget alone
     assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
     assert batches[0] == [5]  # longer than the budget: alone
     for batch in batches:
         assert len(batch) == 1 or max(lengths[i] for i in batch) * len(batch) <= 65_536
     assert [4, 1, 2] in batches  # the 20k prompts together, longest first
+
+
+def test_a_batch_of_long_prompts_is_bounded_by_its_attention_mask():
+    # six 20k-token recall prompts fit the token budget, but their padded mask (2.35 GiB) ran a 16 GiB budget out
+    lengths = [20_480] * 6 + [2_000] * 40
+    batches = generation_batches(lengths, GENERATE_TOKENS)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    for batch in batches:
+        width = max(lengths[i] for i in batch)
+        assert len(batch) * width <= GENERATE_TOKENS and len(batch) * width * width <= GENERATE_MASK_BYTES
+    assert [len(batch) for batch in batches[:3]] == [2, 2, 2]
+    assert max(map(len, batches)) == 40  # short prompts are still batched many at a time
+
+
+def test_a_batch_out_of_memory_is_split_until_one_prompt_does_not_fit():
+    import torch
+
+    tried: list[list[int]] = []
+
+    def generate(rows: list[int]) -> list[list[int]]:
+        tried.append(rows)
+        if len(rows) > 2 or 7 in rows:
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return [[row, row] for row in rows]
+
+    assert in_halves([0, 1, 2, 3, 4], generate) == [[0, 0], [1, 1], [2, 2], [3, 3], [4, 4]]
+    assert tried[0] == [0, 1, 2, 3, 4] and [0, 1] in tried and [2, 3, 4] in tried
+    with pytest.raises(torch.OutOfMemoryError):
+        in_halves([6, 7], generate)
 
 
 @pytest.mark.parametrize(("generation", "answer", "is_exact", "is_held"), [

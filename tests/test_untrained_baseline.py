@@ -4,6 +4,8 @@ evaluated at once on one device score it once, the others wait for the file and 
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 import threading
 import time
 from types import SimpleNamespace
@@ -49,3 +51,14 @@ def test_sibling_cells_score_the_untrained_model_once(tmp_path):
     assert len(calls) == 1
     assert len({repr(v) for v in got.values()}) == 1
     assert (tmp_path / "m" / "evaluations" / "baselines" / f"{'k' * 16}.json").is_file()
+
+
+def test_a_task_is_keyed_alike_in_every_process():
+    # sibling cells are separate processes: a key that differs between them scores the untrained model again
+    code = ("from pathlib import Path; from harness.evaluation.stage import task_identity; "
+            "from harness.tasks.catalog import PROJECT_TASKS; "
+            "print(task_identity(PROJECT_TASKS['workload_recall'].config(Path('recall.jsonl'))))")
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+            for _ in range(2)}
+    assert len(runs) == 1
+    assert "process_recall" in runs.pop()

@@ -1,6 +1,6 @@
 """lm-eval's Hugging Face model wrapper around the model object a cell trained, with its tokenizer seen
 through the cell's sliced vocabulary where it has one, and two methods of its own. Why it is so:
-docs/quality.md ("Evaluation numerics and budget").
+docs/quality.md (`harness/evaluation/lm.py`).
 
 With a TokenMap, every string is tokenized as the model's tokenizer does, then mapped to the model's rows
 (sliced-away tokens spelled with their bytes); generated ids are mapped back before decoding, and the stop
@@ -11,7 +11,9 @@ time and only at the continuation's positions, then fp32 log-softmax, summed in 
 [positions, vocabulary] matrix (9 GiB in fp32 for a 16k-token text), no bf16 rounding of any log-probability.
 Generation: greedy, prompts of like length batched (left-padded) so that one decoding step serves many: five
 evaluations sharing a GPU, each decoding one prompt at a time, did not finish 360 recall prompts of 20k tokens in
-seven minutes.
+seven minutes. A batch is bounded in tokens and in its attention mask, which is quadratic in its width; a batch
+that still runs out of memory is split in halves (a warning in the log), so that only a single prompt that does
+not fit is an out-of-memory result.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from harness.stack.token_map import TokenMap
@@ -30,6 +33,9 @@ LOGIT_CHUNK = 2048
 # tokens (prompt and answer, padding included) generated in one batch: a 20k-token recall prompt goes six at a
 # time; a batch's KV cache and prefill activations stay far inside a 16 GiB budget for 0.5B-1.5B models
 GENERATE_TOKENS = 131_072
+# a padded batch's attention mask is rows x width x width booleans: six 20k-token prompts need 2.35 GiB for it
+# alone, which ran the shared-context recall out of a 16 GiB budget on 4 December (docs/quality-study.md)
+GENERATE_MASK_BYTES = 1 << 30
 
 
 def cell_lm(model: Any, tokenizer: Any, max_length: int, batch_size: int = 1,
@@ -45,17 +51,39 @@ def _with_hflm() -> type:
     return type("CellLM", (CellLM, HFLM), {})
 
 
-def generation_batches(lengths: list[int], token_budget: int) -> list[list[int]]:
-    """Indices grouped into batches of like length, longest first, each at most `token_budget` tokens once its
-    rows are padded to its longest (a row longer than the budget goes alone)."""
+def generation_batches(lengths: list[int], token_budget: int,
+                       mask_budget: int = GENERATE_MASK_BYTES) -> list[list[int]]:
+    """Indices grouped into batches of like length, longest first, each at most `token_budget` tokens and its
+    attention mask at most `mask_budget` bytes once its rows are padded to its longest (a row over either budget
+    goes alone)."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     batches: list[list[int]] = []
     for i in order:
-        if batches and lengths[batches[-1][0]] * (len(batches[-1]) + 1) <= token_budget:
-            batches[-1].append(i)
-        else:
-            batches.append([i])
+        if batches:
+            rows, width = len(batches[-1]) + 1, lengths[batches[-1][0]]
+            if rows * width <= token_budget and rows * width * width <= mask_budget:
+                batches[-1].append(i)
+                continue
+        batches.append([i])
     return batches
+
+
+def in_halves(batch: list[int], generate: Callable[[list[int]], list[list[int]]]) -> list[list[int]]:
+    """`generate(batch)`, or, where the device runs out of memory on a batch of several rows, the same on each
+    half in turn; one row that does not fit raises the out-of-memory error as it came."""
+    import torch
+
+    try:
+        return generate(batch)
+    except torch.OutOfMemoryError:
+        if len(batch) == 1:
+            raise
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    half = len(batch) // 2
+    log.warning("a generation batch of %d prompts ran out of memory: split in two of %d and %d", len(batch), half,
+                len(batch) - half)
+    return in_halves(batch[:half], generate) + in_halves(batch[half:], generate)
 
 
 class CellLM:
@@ -159,8 +187,9 @@ class CellLM:
         return results
 
     def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
-        """Greedy generation, prompts of like length in batches of at most GENERATE_TOKENS tokens (left-padded),
-        each row stopping at its own stop string: one decoding step serves a whole batch."""
+        """Greedy generation, prompts of like length in batches of at most GENERATE_TOKENS tokens and a mask of at
+        most GENERATE_MASK_BYTES (left-padded), each row stopping at its own stop string: one decoding step serves a
+        whole batch."""
         import torch
         from lm_eval.models.utils import handle_stop_sequences, normalize_gen_kwargs, postprocess_generated_text
 
@@ -181,8 +210,8 @@ class CellLM:
         batches = generation_batches([len(p) + b for p, b in zip(prompts, budgets, strict=True)], GENERATE_TOKENS)
         with torch.inference_mode():
             for done, batch in enumerate(batches, 1):
-                generated = self._greedy_batch([prompts[i] for i in batch], [stops[i] for i in batch],
-                                               max(budgets[i] for i in batch))
+                generated = in_halves(batch, lambda rows: self._greedy_batch(
+                    [prompts[i] for i in rows], [stops[i] for i in rows], max(budgets[i] for i in rows)))
                 for i, tokens in zip(batch, generated, strict=True):
                     text = postprocess_generated_text(generation=self.tok_decode(tokens[:budgets[i]]), stop=stops[i],
                                                       think_end_token=None)

@@ -45,6 +45,19 @@ ItemFields = tuple[tuple[str, ...], tuple[str, ...]]
 Scored = tuple[list[Score], list[dict[str, Any]] | None]  # scores, and each item's outcome where recorded
 
 
+def task_identity(config: Any) -> str:
+    """A task's config as text that is the same in every process that loads it."""
+    return json.dumps(config, sort_keys=True, default=_named)
+
+
+def _named(value: Any) -> str:
+    # a task's functions (process_results) by module and name: str() adds the address, which differs between
+    # processes, so sibling cells of 4 December keyed the same untrained model three ways and scored it three times
+    if callable(value):
+        return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', type(value).__name__)}"
+    return str(value)
+
+
 def _result(cell: Any, task: str, status: EvaluationStatus, reason: str | None = None,
             **fields: Any) -> EvaluationResult:
     return EvaluationResult(cell_id=cell.cell_id, name=cell.name, matrix=cell.matrix, task=task, status=status,
@@ -245,10 +258,10 @@ class Session:
             {k: getattr(recorded, k) for k in ("model", "tokenizer", "kept_tokens")}
         key = {"model": model, "fingerprint": behaviour, "quantization": self.settings["quantization"],
                "vocabulary": self.token_map.to_json() if self.token_map else None,
-               "runtime": [self.runtime.device, self.runtime.dtype_name], "task": json.dumps(data, default=str),
+               "runtime": [self.runtime.device, self.runtime.dtype_name], "task": task_identity(data),
                "data": digest, "limit": self.plan.limit, "context": self.lm.max_length,
                "lm_eval": self.lm_eval_version}
-        return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        return hashlib.sha256(json.dumps(key, sort_keys=True, default=_named).encode()).hexdigest()[:16]
 
     def _project_task(self, task: str) -> Any:
         definition = PROJECT_TASKS[task]
