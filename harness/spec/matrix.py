@@ -3,6 +3,7 @@ Why it is so: docs/matrix-files.md."""
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 import math
@@ -26,6 +27,8 @@ from harness.spec.comparisons import parse as parse_comparisons
 from harness.spec.design import ReportDesign, ReportSpecError, resolve
 from harness.spec.groups import group_name
 from harness.spec.settings import SETTINGS, defaults
+from harness.spec.yaml_dates import construct_written_date
+from harness.spec.yaml_keys import key_trap
 from harness.spec.yaml_numbers import number_traps
 from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.hub import UNPINNED, HubModelError, commit_of, hub_problem, is_hub_id
@@ -155,6 +158,8 @@ MAX_DEPTH = 64
 
 
 def _kind(value: Any) -> str:
+    if isinstance(value, dt.date):  # a WrittenDate (harness/spec/yaml_dates.py) as a plain one
+        return "a date"
     return {dict: "a mapping", list: "a list", str: "text", int: "a number", float: "a number",
             bool: "true/false", type(None): "nothing"}.get(type(value), type(value).__name__)
 
@@ -174,6 +179,9 @@ class UniqueKeyLoader(yaml.SafeLoader):
                                 "silently replace the first", key_node.start_mark)
             seen[key] = key_node.start_mark.line
         return super().construct_mapping(node, deep=deep)
+
+
+UniqueKeyLoader.add_constructor("tag:yaml.org,2002:timestamp", construct_written_date)
 
 
 class _Checker:
@@ -199,6 +207,8 @@ class _Checker:
             if isinstance(value, bool) and any(str(level) in _YAML_BOOLEANS for level in levels):
                 problem += (f"; YAML reads unquoted {_YAML_BOOLEANS_BACK[value]} as {str(value).lower()}: "
                             f"write it in quotes, {name}: \"{_YAML_BOOLEANS_BACK[value]}\"")
+            elif isinstance(value, dt.date):
+                problem += f"; YAML reads unquoted {value} as a date: write it in quotes, {name}: \"{value}\""
             elif str(value).lower() in _SYNONYMS.get(name, {}):
                 problem += f"; did you mean {_SYNONYMS[name][str(value).lower()]!r}?"
             else:
@@ -271,6 +281,9 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
         node = loader.get_single_node()
         if node is not None:
             _bounded(node, path)
+            key_problem = key_trap(node, text)
+            if key_problem is not None:
+                raise MatrixError(f"{path}: {key_problem}")
             trap = number_traps(node)
             if trap is not None:
                 key, line, why = trap
