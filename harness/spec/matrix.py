@@ -29,7 +29,7 @@ from harness.spec.groups import group_name
 from harness.spec.settings import SETTINGS, defaults
 from harness.spec.yaml_dates import construct_written_date
 from harness.spec.yaml_keys import key_trap
-from harness.spec.yaml_numbers import number_traps
+from harness.spec.yaml_numbers import number_traps, out_of_range
 from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.hub import UNPINNED, HubModelError, commit_of, hub_problem, is_hub_id
 from harness.stack.models.sources import missing_parts_problem
@@ -144,7 +144,8 @@ def matrix_name(path: Path) -> str:
     return name
 
 
-_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_CELL_ID_LIKE = re.compile(r"[0-9a-fA-F]{12}")
+_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", re.ASCII)  # "２e-4" stays text
 _YAML_BOOLEANS = {"off", "on", "yes", "no", "true", "false"}
 _YAML_BOOLEANS_BACK = {False: "off", True: "on"}
 # words researchers use for a level, and the level they mean
@@ -200,6 +201,8 @@ class _Checker:
         self.setting_name(where, name)
         setting = SETTINGS[name]
         if setting.kind is float and isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
+            if out_of_range(value.strip()):
+                raise self.fail(f"{where}.{name}", str(out_of_range(value.strip())))
             value = float(value)  # YAML 1.1 reads 2e-4 (no dot) as a string; the researcher meant a number
         problem = setting.check(value)
         if problem:
@@ -227,6 +230,10 @@ class _Checker:
                     raise self.fail(f"{where}.name", f"{value[:60]!r}{'…' if len(value) > 60 else ''} is not a "
                                     "cell name: up to 100 letters, digits and . _ + = @ , - (starting with a letter "
                                     "or digit), so that it reads the same in file names, tables and LaTeX")
+                if _CELL_ID_LIKE.fullmatch(value):
+                    raise self.fail(f"{where}.name", f"{value!r} reads as a cell id (12 hex digits): a command given "
+                                    "it (run-cell, --cell) could not tell the name from another cell's id; name the "
+                                    "cell by what it varies, such as lora-r16")
                 continue
             mapping[name] = self.value(where, name, value)
         return mapping
