@@ -130,6 +130,10 @@ def device_resources(wildcards):
 # what this run will do, told once Snakemake builds its first job (_prepare below), not while this file is read: a
 # target that is no rule (`snakemake nosuch`) or a listing (--list) runs nothing, and these lines would say it does
 NOTES = flag_readings(config)  # reproduce=yes read as true, said (the flags are read below)
+# Snakemake's --touch only sets the outputs' times, which a person may take for a rebuild; Snakemake knows it once it
+# builds the jobs (_prepare), not yet while this file is read
+TOUCH_NOTE = ("--touch marks the outputs as up to date without running any job: no cell is measured and no report "
+              "is made or rebuilt (those there stay as they are); leave it out to make the report")
 _GPU_CELLS = [c for c in CELLS if needs_cuda(c.settings)]
 if _GPU_CELLS and not cuda_present():
     _missing = [c for c in _GPU_CELLS if not result_path(Path(RESULTS), NAME, c.cell_id).is_file()]
@@ -338,7 +342,7 @@ def _prepare(wildcards):
             _refuse_missing_submitter()
             _refuse_rules_left_out()
             targets = workflow.dag_settings.targets if workflow.dag_settings is not None else set()
-            for note in NOTES + (REPRODUCTION_NOTES if reproduction_targeted(targets) else []) \
+            for note in NOTES + ([TOUCH_NOTE] if workflow.touch else []) + (REPRODUCTION_NOTES if reproduction_targeted(targets) else []) \
                     + (DRY_RUN_NOTES if workflow.dryrun else []):
                 print(f"vramlab: {note}", file=sys.stderr)
         if _executing():

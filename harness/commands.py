@@ -126,6 +126,10 @@ def _cmd_matrices(args: argparse.Namespace) -> int:
 
 def _cmd_readme(args: argparse.Namespace) -> int:
     path = Path(args.file)
+    # Path drops a trailing slash: README.md/ would be read and rewritten as README.md, which it does not name
+    if args.file.endswith(("/", os.sep)) or path.is_dir():
+        raise UsageError(f"readme: --file {args.file} names a folder (it is one, or ends in a slash); give the README "
+                         "file itself, such as --file README.md")
     if not path.is_file():
         raise UsageError(f"readme: no file {path}; run it in the repository's folder, or give --file")
     try:
@@ -640,6 +644,15 @@ def _not_published(flag: str, folder: Path) -> None:
                          "give a folder of its own")
 
 
+def _undecodable(text: str) -> bool:
+    """Whether a command-line argument holds bytes that were no UTF-8 (Python keeps them as lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _inside(path: Path, *folders: Path) -> bool:
     return any(path.resolve().is_relative_to(folder.resolve()) for folder in folders)
 
@@ -655,6 +668,10 @@ def _output_arguments(args: argparse.Namespace) -> None:
     if args.command == "schema" and out and _inside(Path(out), results, Path("reports")):
         raise UsageError(f"--out {out} is inside {results} or reports, which hold results and reports only; give "
                          "another folder (default: harness/results/schema)")
+    if args.command == "export" and args.out and (_undecodable(args.out) or not args.out.isprintable()):
+        shown = os.fsencode(args.out).decode("utf-8", "backslashreplace")
+        raise UsageError(f"--out {shown}: the path holds bytes that are no UTF-8 text (or a "
+                         "control character), which a tracker cannot name its runs by; give a path in plain text")
     if args.command == "export" and args.out and "://" in args.out and args.to != "mlflow":
         raise UsageError(f"--out {args.out}: a URI is for --to mlflow (a tracking server or database); {args.to} "
                          "writes its runs into a folder: give a folder")
