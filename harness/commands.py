@@ -41,7 +41,7 @@ from harness.report.ceiling import settled_search
 from harness.report.ceiling_report import write_report
 from harness.report.claims import build as claims
 from harness.report.export import export
-from harness.report.readme import block_names, local_matrices, rewritten
+from harness.report.readme import block_names, check_sources_committed, local_matrices, rewritten
 from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
@@ -137,6 +137,7 @@ def _cmd_readme(args: argparse.Namespace) -> int:
     if not names:
         raise UsageError(f"readme: {path} has no generated block (<!-- generated: NAME --> ... "
                          "<!-- end generated: NAME -->)")
+    check_sources_committed(path.parent)
     again, changed = rewritten(text, path.parent)
     if "matrices" in names and (local := local_matrices()):
         print(f"vramlab readme: the matrices table leaves out {', '.join(f'{n} ({f})' for n, f in local.items())}: "
