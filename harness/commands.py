@@ -50,6 +50,7 @@ from harness.results.ceiling import ProbeMissing, Search
 from harness.results.freshness import check_folder, matrix_results, standing_stale
 from harness.results.freshness import supersede_stale as supersede_stale_results
 from harness.results.freshness_file import Verdict, read_freshness, write_freshness
+from harness.results.published_results import lost_published_problem
 from harness.results.schemas import SCHEMA_DIR, write_schemas
 from harness.results.store import FRESHNESS_FILE, migrate_files, result_files
 from harness.run import worker
@@ -238,7 +239,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise UsageError(f"--device-slots: {err}") from None
     check_cache_usable()  # as before a cell: a cache that cannot be used would record an error of the evaluation
-    check_results_folder(Path(args.results_dir), find_cell(args.matrix, args.cell).matrix, matrix_path(args.matrix))
+    cell = find_cell(args.matrix, args.cell)
+    check_results_folder(Path(args.results_dir), cell.matrix, matrix_path(args.matrix))
+    # a published evaluation deleted here would be made again as new (harness/results/published_results.py)
+    tasks = args.task or evaluation_plan(args.matrix).task_names()
+    lost = lost_published_problem(Path(args.results_dir) / cell.matrix,
+                                  [f"evaluations/{cell.cell_id}/{task}.json" for task in tasks])
+    if lost:
+        raise UsageError(lost)
     with _evaluation_lease(args, slots):
         return _evaluate(args)
 

@@ -4,6 +4,7 @@ command that would otherwise carry it into a published file, or measure a publis
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,9 +18,16 @@ _CHANGES = {"M": "edited", "D": "deleted", "T": "replaced by something that is n
 class ChangedFile:
     path: str  # from the checkout's root, as git names it
     change: str  # edited, deleted, ...
+    root: Path  # the checkout's
+
+    def shown(self) -> str:
+        """The path as a person in the current folder types it."""
+        full = self.root / self.path
+        return os.path.relpath(full) if full.is_relative_to(Path.cwd()) else str(full)
 
     def restore(self) -> str:
-        return f"`git checkout HEAD -- {self.path}`"
+        inside = Path.cwd().resolve().is_relative_to(self.root.resolve())
+        return f"`git {'' if inside else f'-C {self.root} '}checkout HEAD -- {self.shown() if inside else self.path}`"
 
 
 def _git(folder: Path, *args: str) -> subprocess.CompletedProcess | None:
@@ -52,7 +60,7 @@ def changed_committed(folder: Path, *pathspecs: str) -> list[ChangedFile]:
     if done is None:
         return []
     fields = done.stdout.split("\0")
-    return [ChangedFile(path, _CHANGES.get(kind[:1], "changed"))
+    return [ChangedFile(path, _CHANGES.get(kind[:1], "changed"), root)
             for kind, path in zip(fields[0::2], fields[1::2], strict=False) if kind and kind[:1] != "A"]
 
 

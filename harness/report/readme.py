@@ -157,7 +157,7 @@ def check_sources_committed(root: Path) -> None:
         first, more = changed[0], len(changed) - 1
         others = f" (and {more} other committed file{'s' if more > 1 else ''} under {', '.join(SOURCES[:3])})" \
             if more else ""
-        raise UsageError(f"readme: {first.path} differs from the commit ({first.change}){others}, and the README's "
+        raise UsageError(f"readme: {first.shown()} differs from the commit ({first.change}){others}, and the README's "
                          f"blocks are made from the committed files; restore it with {first.restore()}, or commit it "
                          "first")
 
