@@ -35,6 +35,7 @@ from harness.spec.matrix import expand as expand_matrix
 from harness.spec.renamed_matrix import orphaned_results_hint
 from harness.results import ResultFileError, evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
+from harness.results.published_results import lost_published_problem
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
 from harness.workflow import check_config, check_configfiles, check_writable, default_matrix, flag
@@ -86,6 +87,12 @@ NAME = CELLS[0].matrix
 IDS = [c.cell_id for c in CELLS]
 RESULTS = config.get("results_dir", "results")
 REPORTS = config.get("reports_dir", "reports")
+# a published result deleted (or its folder's .matrix lost) in this checkout is refused, dry run or not: its cell
+# would be measured again as new, and the published reference replaced (harness/results/published_results.py)
+_LOST = lost_published_problem(Path(RESULTS) / NAME, [f"{i}.json" for i in IDS]
+                               + [f"evaluations/{i}/{t}.json" for i in IDS for t in TASKS])
+if _LOST:
+    _stop(_LOST)
 try:
     # the folders are this matrix file's (harness/spec/owners.py): a matrix of the same name from another folder never
     # writes into the checkout's results/<name>/ or reports/<name>/. Checked now; the results folder's marker is
