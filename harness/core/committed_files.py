@@ -66,28 +66,34 @@ def changed_committed(folder: Path, *pathspecs: str) -> list[ChangedFile]:
 
 def committed(path: Path) -> bool:
     """Whether `path` is a file of the last commit (so a published file, whatever the working tree now holds)."""
-    root = checkout_root(nearest_folder(Path(path).parent))
-    if root is None:
+    place = in_checkout(path)
+    if place is None:
         return False
-    try:
-        relative = Path(path).resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
+    root, relative = place
     return _git(root, "cat-file", "-e", f"HEAD:{relative.as_posix()}") is not None
 
 
 def committed_under(folder: Path) -> list[str]:
     """The files the last commit holds under `folder` (paths from the checkout's root), whether or not the working
     tree still has them; [] where `folder` is in no checkout."""
-    root = checkout_root(nearest_folder(folder))
-    if root is None:
+    place = in_checkout(folder)
+    if place is None:
         return []
-    try:
-        relative = Path(folder).resolve().relative_to(root.resolve())
-    except ValueError:
-        return []
+    root, relative = place
     done = _git(root, "ls-tree", "-r", "--name-only", "-z", "HEAD", "--", relative.as_posix() + "/")
     return [] if done is None else [name for name in done.stdout.split("\0") if name]
+
+
+def in_checkout(path: Path) -> tuple[Path, Path] | None:
+    """The root of the git checkout `path` (a file or folder, there or not) lies in, and `path` from that root; None
+    where it is in no checkout with a commit."""
+    root = checkout_root(nearest_folder(path))
+    if root is None:
+        return None
+    try:
+        return root, Path(path).resolve().relative_to(root.resolve())
+    except ValueError:
+        return None
 
 
 def nearest_folder(path: Path) -> Path:

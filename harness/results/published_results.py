@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness.core.committed_files import ChangedFile, changed_committed, checkout_root, nearest_folder
+from harness.core.committed_files import ChangedFile, changed_committed, in_checkout
 
 OWNER_FILE = ".matrix"
 
@@ -16,13 +16,10 @@ OWNER_FILE = ".matrix"
 def lost_published(folder: Path, names: Iterable[str]) -> ChangedFile | None:
     """The first of `names` (result files, paths under the matrix's results `folder`), or the folder's .matrix, that
     the last commit holds and this checkout has lost (a result deleted or made a folder; the .matrix also edited)."""
-    root = checkout_root(nearest_folder(folder))
-    if root is None:
+    place = in_checkout(folder)
+    if place is None:
         return None
-    try:
-        relative = Path(folder).resolve().relative_to(root.resolve())
-    except ValueError:
-        return None
+    root, relative = place
     wanted = {(relative / name).as_posix() for name in names}
     owner = (relative / OWNER_FILE).as_posix()
     return next((changed for changed in changed_committed(root, relative.as_posix() + "/")
