@@ -34,8 +34,9 @@ def _published(tmp_path: Path) -> Path:
     (lambda p: p.unlink(), "results/m/abc.json", "(deleted)"),
     (lambda p: (p.unlink(), p.mkdir()), "reports/m/cells.csv", "(deleted)"),
 ], ids=["matrix-edited", "result-deleted", "report-made-a-folder"])
-def test_readme_sources_that_differ_from_the_commit_are_refused(tmp_path, change, path, said):
+def test_readme_sources_that_differ_from_the_commit_are_refused(tmp_path, monkeypatch, change, path, said):
     root = _published(tmp_path)
+    monkeypatch.chdir(root)  # paths are named as typed in the checkout's folder, where `vramlab readme` runs
     readme.check_sources_committed(root)  # as committed: nothing to say
     change(root / path)
     with pytest.raises(UsageError) as refused:
