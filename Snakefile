@@ -35,6 +35,7 @@ from harness.spec.matrix import expand as expand_matrix
 from harness.spec.renamed_matrix import orphaned_results_hint
 from harness.results import ResultFileError, evaluation_path, result_path
 from harness.results.existing import review_cell, review_evaluation
+from harness.results.published_results import lost_published_problem
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
 from harness.workflow import check_config, check_configfiles, check_writable, default_matrix, flag
@@ -86,6 +87,12 @@ NAME = CELLS[0].matrix
 IDS = [c.cell_id for c in CELLS]
 RESULTS = config.get("results_dir", "results")
 REPORTS = config.get("reports_dir", "reports")
+# a published result deleted (or its folder's .matrix lost) in this checkout is refused, dry run or not: its cell
+# would be measured again as new, and the published reference replaced (harness/results/published_results.py)
+_LOST = lost_published_problem(Path(RESULTS) / NAME, [f"{i}.json" for i in IDS]
+                               + [f"evaluations/{i}/{t}.json" for i in IDS for t in TASKS])
+if _LOST:
+    _stop(_LOST)
 try:
     # the folders are this matrix file's (harness/spec/owners.py): a matrix of the same name from another folder never
     # writes into the checkout's results/<name>/ or reports/<name>/. Checked now; the results folder's marker is
@@ -130,6 +137,10 @@ def device_resources(wildcards):
 # what this run will do, told once Snakemake builds its first job (_prepare below), not while this file is read: a
 # target that is no rule (`snakemake nosuch`) or a listing (--list) runs nothing, and these lines would say it does
 NOTES = flag_readings(config)  # reproduce=yes read as true, said (the flags are read below)
+# Snakemake's --touch only sets the outputs' times, which a person may take for a rebuild; Snakemake knows it once it
+# builds the jobs (_prepare), not yet while this file is read
+TOUCH_NOTE = ("--touch marks the outputs as up to date without running any job: no cell is measured and no report "
+              "is made or rebuilt (those there stay as they are); leave it out to make the report")
 _GPU_CELLS = [c for c in CELLS if needs_cuda(c.settings)]
 if _GPU_CELLS and not cuda_present():
     _missing = [c for c in _GPU_CELLS if not result_path(Path(RESULTS), NAME, c.cell_id).is_file()]
@@ -338,7 +349,7 @@ def _prepare(wildcards):
             _refuse_missing_submitter()
             _refuse_rules_left_out()
             targets = workflow.dag_settings.targets if workflow.dag_settings is not None else set()
-            for note in NOTES + (REPRODUCTION_NOTES if reproduction_targeted(targets) else []) \
+            for note in NOTES + ([TOUCH_NOTE] if workflow.touch else []) + (REPRODUCTION_NOTES if reproduction_targeted(targets) else []) \
                     + (DRY_RUN_NOTES if workflow.dryrun else []):
                 print(f"vramlab: {note}", file=sys.stderr)
         if _executing():

@@ -41,7 +41,7 @@ from harness.report.ceiling import settled_search
 from harness.report.ceiling_report import write_report
 from harness.report.claims import build as claims
 from harness.report.export import export
-from harness.report.readme import block_names, local_matrices, rewritten
+from harness.report.readme import block_names, check_sources_committed, local_matrices, rewritten
 from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
@@ -50,6 +50,7 @@ from harness.results.ceiling import ProbeMissing, Search
 from harness.results.freshness import check_folder, matrix_results, standing_stale
 from harness.results.freshness import supersede_stale as supersede_stale_results
 from harness.results.freshness_file import Verdict, read_freshness, write_freshness
+from harness.results.published_results import lost_published_problem
 from harness.results.schemas import SCHEMA_DIR, write_schemas
 from harness.results.store import FRESHNESS_FILE, migrate_files, result_files
 from harness.run import worker
@@ -126,6 +127,10 @@ def _cmd_matrices(args: argparse.Namespace) -> int:
 
 def _cmd_readme(args: argparse.Namespace) -> int:
     path = Path(args.file)
+    # Path drops a trailing slash: README.md/ would be read and rewritten as README.md, which it does not name
+    if args.file.endswith(("/", os.sep)) or path.is_dir():
+        raise UsageError(f"readme: --file {args.file} names a folder (it is one, or ends in a slash); give the README "
+                         "file itself, such as --file README.md")
     if not path.is_file():
         raise UsageError(f"readme: no file {path}; run it in the repository's folder, or give --file")
     try:
@@ -137,6 +142,7 @@ def _cmd_readme(args: argparse.Namespace) -> int:
     if not names:
         raise UsageError(f"readme: {path} has no generated block (<!-- generated: NAME --> ... "
                          "<!-- end generated: NAME -->)")
+    check_sources_committed(path.parent)
     again, changed = rewritten(text, path.parent)
     if "matrices" in names and (local := local_matrices()):
         print(f"vramlab readme: the matrices table leaves out {', '.join(f'{n} ({f})' for n, f in local.items())}: "
@@ -237,7 +243,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise UsageError(f"--device-slots: {err}") from None
     check_cache_usable()  # as before a cell: a cache that cannot be used would record an error of the evaluation
-    check_results_folder(Path(args.results_dir), find_cell(args.matrix, args.cell).matrix, matrix_path(args.matrix))
+    cell = find_cell(args.matrix, args.cell)
+    check_results_folder(Path(args.results_dir), cell.matrix, matrix_path(args.matrix))
+    # a published evaluation deleted here would be made again as new (harness/results/published_results.py)
+    tasks = args.task or evaluation_plan(args.matrix).task_names()
+    lost = lost_published_problem(Path(args.results_dir) / cell.matrix,
+                                  [f"evaluations/{cell.cell_id}/{task}.json" for task in tasks])
+    if lost:
+        raise UsageError(lost)
     with _evaluation_lease(args, slots):
         return _evaluate(args)
 
@@ -640,6 +653,15 @@ def _not_published(flag: str, folder: Path) -> None:
                          "give a folder of its own")
 
 
+def _undecodable(text: str) -> bool:
+    """Whether a command-line argument holds bytes that were no UTF-8 (Python keeps them as lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _inside(path: Path, *folders: Path) -> bool:
     return any(path.resolve().is_relative_to(folder.resolve()) for folder in folders)
 
@@ -655,6 +677,10 @@ def _output_arguments(args: argparse.Namespace) -> None:
     if args.command == "schema" and out and _inside(Path(out), results, Path("reports")):
         raise UsageError(f"--out {out} is inside {results} or reports, which hold results and reports only; give "
                          "another folder (default: harness/results/schema)")
+    if args.command == "export" and args.out and (_undecodable(args.out) or not args.out.isprintable()):
+        shown = os.fsencode(args.out).decode("utf-8", "backslashreplace")
+        raise UsageError(f"--out {shown}: the path holds bytes that are no UTF-8 text (or a "
+                         "control character), which a tracker cannot name its runs by; give a path in plain text")
     if args.command == "export" and args.out and "://" in args.out and args.to != "mlflow":
         raise UsageError(f"--out {args.out}: a URI is for --to mlflow (a tracking server or database); {args.to} "
                          "writes its runs into a folder: give a folder")

@@ -74,6 +74,12 @@ def elsewhere_note(workdir: Path, checkout: Path, folders: tuple[str, str], name
 def repeated_keys(argv: list[str]) -> list[str]:
     """The keys given twice after Snakemake's --config on its command line: Snakemake keeps the last of them
     without a word, so `matrix=a matrix=b` would run b."""
+    keys = command_line_keys(argv)
+    return sorted({k for k in keys if keys.count(k) > 1})
+
+
+def command_line_keys(argv: list[str]) -> list[str]:
+    """The keys given after Snakemake's --config on its command line, in order (a key given twice, twice)."""
     keys: list[str] = []
     taking = False
     for token in argv:
@@ -86,7 +92,16 @@ def repeated_keys(argv: list[str]) -> list[str]:
             taking = False
         if taking:
             keys.append(token.split("=", 1)[0])
-    return sorted({k for k in keys if keys.count(k) > 1})
+    return keys
+
+
+def forcerun_without_rule(argv: list[str]) -> str | None:
+    """-R (--forcerun) given with no rule after it (at the end, or before another option): Snakemake takes it as
+    forcing nothing and runs as without it; the option as written, or None."""
+    for i, token in enumerate(argv):
+        if token in ("-R", "--forcerun") and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
+            return token
+    return None
 
 
 REPORT_OPTIONS = ("--report", "--report-html-path")  # Snakemake's HTML report, by its own option or its plugin's
@@ -133,6 +148,10 @@ def check_config(config: dict[str, Any], argv: list[str]) -> None:
             raise UsageError(f"--config {str(key)[:80]}=...: no such key{did_you_mean(str(key), CONFIG_KEYS)} "
                              f"(known: {', '.join(CONFIG_KEYS)})")
     check_report_path(argv)
+    forcing = forcerun_without_rule(argv)
+    if forcing is not None:
+        raise UsageError(f"{forcing} names no rule, so Snakemake would force nothing and run as without it; name the "
+                         f"rules to run again, such as {forcing} aggregate report")
     for key in repeated_keys(argv):
         raise UsageError(f"--config {key}=... given more than once; Snakemake would keep the last without a word: "
                          "give it once")
@@ -144,6 +163,12 @@ def check_config(config: dict[str, Any], argv: list[str]) -> None:
                 "default)" if key == "matrix" else f"give a folder (leave {key} out for the default)"))
         if isinstance(value, list | dict | bool):
             raise UsageError(f"--config {key}={str(value)[:80]}: give one {what}, not a list or a yes/no")
+        # results_dir=5: YAML reads a number, and Snakemake hands it on as one (no path is made of it)
+        if key in FOLDERS and isinstance(value, int | float):
+            given, path = (f"--config {key}={value}", f"{key}=./{value}") if key in command_line_keys(argv) else \
+                (f"{key}: {value} in the --configfile", f"{key}: ./{value}")
+            raise UsageError(f"{given}: YAML reads {value} as a number, not as a folder; write the folder as a path, "
+                             f"such as {path}")
     for key in [k for k in FOLDERS if k in config]:
         if (long := too_long(Path(str(config[key])), FOLDER_ROOM)) is not None:
             raise UsageError(f"--config {key}={str(config[key])[:80]}...: {long}; give a shorter folder")

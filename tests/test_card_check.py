@@ -73,6 +73,8 @@ def _as_measured_on_a_real_card(check: card_check.Check, results: Path, status: 
     if data["budget"] is not None:
         data["budget"]["card_emulation"] = None  # the real card: nothing emulated
     data["status"] = status or data["status"]
+    if data["status"] == "ok" and data["budget"] is not None:  # it fitted: its peak within the budget
+        data["metrics"]["peak_device_bytes"] = min(data["metrics"]["peak_device_bytes"], data["budget"]["limit_bytes"])
     out = card_check.out_path(results, "my-4080", check)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data))

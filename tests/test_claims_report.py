@@ -51,7 +51,9 @@ def write_probes(results: Path, name: str, fits: dict[int, bool]) -> None:
     for context, ok in fits.items():
         probe = probe_cell(of, context)
         path = probe_folder(results, of.matrix, of) / f"{probe.cell_id}.json"
-        write_atomic(path, result(probe, status="ok" if ok else "oom", peak_gib=12.0))
+        # an ok probe stayed within its budget (a result that says ok over it is refused as damaged)
+        peak_gib = min(12.0, 0.95 * budget_bytes(probe.settings["budget"]) / GIB) if ok else 12.0
+        write_atomic(path, result(probe, status="ok" if ok else "oom", peak_gib=peak_gib))
 
 
 def report(results: Path, tmp_path: Path) -> pd.DataFrame:

@@ -5,6 +5,7 @@ The cases come from the bad-input trials (tests/bad_input_trials/); a comment ab
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -187,3 +188,14 @@ def test_outputs_into_the_sources_or_the_results_are_refused(capsys, monkeypatch
     monkeypatch.chdir(REPO)
     refused(argv, capsys, said)
     assert not (REPO / "harness" / "x.png").exists() and not (REPO / "results" / "smoke" / "x.png").exists()
+
+
+# a library's INFO lines on the console: torch's exit hook printing FakeTensor lines once the root logger said INFO;
+# only the vramlab logger says INFO, the root stays at WARNING
+def test_only_the_vramlab_logger_says_info_on_the_console():
+    program = ("import logging; from harness.core.console import start_logging; start_logging(); "
+               "logging.getLogger('torch._subclasses.fake_tensor').info('FakeTensor cache stats'); "
+               "logging.getLogger('vramlab').info('cell starts'); logging.getLogger('torch').warning('a warning')")
+    done = subprocess.run([sys.executable, "-c", program], cwd=REPO, capture_output=True, text=True, check=True)
+    assert "FakeTensor" not in done.stderr
+    assert "cell starts" in done.stderr and "a warning" in done.stderr

@@ -100,3 +100,15 @@ def test_a_reports_dir_with_the_report_exports_it_without_a_warning(tmp_path, ca
     with caplog.at_level("WARNING", logger="vramlab"):
         assert cli.main(["export", "smoke", "--to", "tensorboard", "--out", str(tmp_path / "tb")]) == 0
     assert "3 figures in" in capsys.readouterr().out and not caplog.records
+
+
+# `export --out` with a path that is no UTF-8 (the byte 0xff): wandb and tensorboard ended in a UnicodeEncodeError
+# traceback, mlflow made a folder of another name (x%FF); now one line, and nothing is made
+@pytest.mark.parametrize("tracker", ["tensorboard", "mlflow", "wandb"])
+def test_an_out_path_that_is_no_utf8_is_refused(tracker, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = str(tmp_path) + "/x" + b"\xff".decode("utf-8", "surrogateescape")
+    refused(["export", "smoke", "--to", tracker, "--out", out, "--results-dir", str(REPO / "results"),
+             "--reports-dir", str(REPO / "reports")], capsys, f"--out {tmp_path}/x\\xff: the path holds bytes that "
+            "are no UTF-8 text")
+    assert list(tmp_path.iterdir()) == []

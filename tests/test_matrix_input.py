@@ -454,3 +454,74 @@ def test_a_small_budget_is_said_in_mib():
     from harness.core.budget import shown_size
 
     assert shown_size(2**20) == "1.0 MiB" and shown_size(16 * 2**30) == "16.00 GiB"
+
+
+FIXED = 'fixed: {{model: "arch:tiny-llama", device: cpu, steps: 2}}\n'
+KEY_PLACES = {
+    "top level": FIXED + "axes: {{adapter: [lora, rslora]}}\n{key}: 3\n",
+    "fixed": 'fixed:\n  model: "arch:tiny-llama"\n  {key}: 3\naxes: {{adapter: [lora, rslora]}}\n',
+    "axes": FIXED + "axes:\n  adapter: [lora, rslora]\n  {key}: [3]\n",
+    "cells": FIXED + "cells:\n  - {{name: a, {key}: 3}}\n",
+}
+KEY_LINES = {"top level": 3, "fixed": 3, "axes": 4, "cells": 3}
+
+
+# YAML keys that are no names: `~: 3`, `1: 3`, `2024-01-01: 3`, `yes: 3`, `true: 3`, at the top level and inside
+# fixed:, axes: and a cell; they were told as Python's value (unknown key None, datetime.date(2024, 1, 1), True)
+@pytest.mark.parametrize("place", KEY_PLACES)
+@pytest.mark.parametrize(("key", "read_as"), [("~", "nothing"), ("1", "a number"), ("2024-01-01", "a date"),
+                                              ("yes", "true/false"), ("true", "true/false")])
+def test_a_key_yaml_reads_as_no_name_is_told_as_written(tmp_path, capsys, place, key, read_as):
+    path = tmp_path / "m.yaml"
+    path.write_text(KEY_PLACES[place].format(key=key))
+    code, err = validate_here(str(path), capsys)
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert f"line {KEY_LINES[place]}: the key {key} reads as {read_as} in YAML, not as a name" in err, err
+    assert "datetime" not in err and "None" not in err and "True" not in err
+
+
+# a value YAML reads as a date (`seed: 2024-01-01`, `model: 2024-01-01`): shown as written, never datetime.date(...)
+@pytest.mark.parametrize(("setting", "expected"), [
+    ("seed: 2024-01-01", "fixed.seed: 2024-01-01 is not an integer"),
+    ("model: 2024-01-01", 'YAML reads unquoted 2024-01-01 as a date: write it in quotes, model: "2024-01-01"'),
+    ("seed: 2024-01-01 10:00:00", "fixed.seed: 2024-01-01 10:00:00 is not an integer")])
+def test_a_value_yaml_reads_as_a_date_is_shown_as_written(tmp_path, capsys, setting, expected):
+    path = tmp_path / "m.yaml"
+    path.write_text(f'fixed: {{device: cpu, steps: 2, {setting}}}\naxes: {{adapter: [lora, rslora]}}\n')
+    code, err = validate_here(str(path), capsys)
+    assert code == 2 and len(err.splitlines()) == 1 and expected in err and "datetime" not in err, err
+
+
+# numbers past what a float holds: 1e400 (overflow, read as inf) and 1e-400 (underflow, read as 0.0: a learning rate of
+# none), plain, quoted and in YAML 1.1's float form; each one line with the number as written
+@pytest.mark.parametrize(("setting", "expected"), [
+    ("learning_rate: 1e400", "fixed.learning_rate: 1e400 is too large for a number: it would read as inf"),
+    ('learning_rate: "1e400"', "fixed.learning_rate: 1e400 is too large for a number"),
+    ("learning_rate: 1e-400", "fixed.learning_rate: 1e-400 is too small for a number: it would read as 0.0"),
+    ("learning_rate: 1.0e+400", "line 1: learning_rate: 1.0e+400 is too large for a number"),
+    ("learning_rate: 1.0e-400", "line 1: learning_rate: 1.0e-400 is too small for a number"),
+    ("truncation_decay: 1e-400", "fixed.truncation_decay: 1e-400 is too small for a number")])
+def test_a_number_that_overflows_or_underflows_is_refused_as_written(tmp_path, capsys, setting, expected):
+    path = tmp_path / "m.yaml"
+    path.write_text(f'fixed: {{model: "arch:tiny-llama", steps: 2, {setting}}}\naxes: {{adapter: [lora]}}\n')
+    code, err = validate_here(str(path), capsys)
+    assert code == 2 and len(err.splitlines()) == 1 and expected in err, err
+
+
+# memory sizes written with non-ASCII digits ("１６GiB", fullwidth), which Python would read as 16GiB
+@pytest.mark.parametrize("setting", ["budget: １６GiB", 'host_budget: "１６GiB"',
+                                     "budget: {card: rtx4080, display_reserve: ０.５GiB}"])
+def test_a_memory_size_with_digits_other_than_ascii_is_refused(tmp_path, capsys, setting):
+    path = tmp_path / "m.yaml"
+    path.write_text(f'fixed: {{model: "arch:tiny-llama", steps: 2, {setting}}}\naxes: {{adapter: [lora]}}\n')
+    code, err = validate_here(str(path), capsys)
+    assert code == 2 and len(err.splitlines()) == 1 and "is written with digits other than 0-9" in err, err
+
+
+# a cell name that looks like a cell id (12 hex digits: `name: 0123456789ab`), which --cell could take for another's id
+@pytest.mark.parametrize("name", ["0123456789ab", "DEADBEEF0001"])
+def test_a_cell_name_that_reads_as_a_cell_id_is_refused(tmp_path, capsys, name):
+    path = tmp_path / "m.yaml"
+    path.write_text(FIXED.format() + f"cells:\n  - {{name: {name}, adapter: lora}}\n")
+    code, err = validate_here(str(path), capsys)
+    assert code == 2 and len(err.splitlines()) == 1 and f"cells[0].name: '{name}' reads as a cell id" in err, err

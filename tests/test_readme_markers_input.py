@@ -74,3 +74,13 @@ def test_readme_check_says_which_local_matrix_its_table_leaves_out(tmp_path, mon
     assert cli.main(["readme", "--check", "--file", str(REPO / "README.md")]) == 0
     err = capsys.readouterr().err
     assert f"the matrices table leaves out pilot-study ({local}): matrix files git does not track" in err, err
+
+
+# `readme --file README.md/` (a trailing slash: Path dropped it and rewrote README.md) and `--file docs` (a folder)
+@pytest.mark.parametrize("given", ["R.md/", "folder", "folder/"])
+def test_readme_refuses_a_file_given_as_a_folder(tmp_path, capsys, given):
+    path = tmp_path / "R.md"
+    path.write_text(README)
+    (tmp_path / "folder").mkdir()
+    refused(["readme", "--file", f"{tmp_path}/{given}"], capsys, f"--file {tmp_path}/{given} names a folder")
+    assert path.read_text() == README

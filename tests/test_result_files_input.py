@@ -435,3 +435,80 @@ def test_a_damaged_adapter_is_named_by_its_file(tmp_path):
 def test_check_of_a_folder_without_results_says_so(tmp_path, capsys):
     assert cli.main(["check", str(tmp_path)]) == 1
     assert f"vramlab check: no result file in {tmp_path}" in capsys.readouterr().err
+
+
+def _contradicting(tmp_path: Path, edit) -> Path:
+    """A copy of a committed ok result (5 steps after 1 warm-up step, a 16GiB budget) with `edit` applied."""
+    folder = tmp_path / "results" / "seed-16gb"
+    copy_repository_files(REPO / "results" / "seed-16gb", folder)
+    path = folder / "1f7282a39590.json"
+    data = json.loads(path.read_text())
+    edit(data, data["metrics"])
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _oom_with_every_step(data: dict, metrics: dict) -> None:
+    data["status"], data["reason"] = "oom", "CUDA out of memory"
+
+
+# result files whose values contradict each other, edited after vramlab wrote them: each refused as damaged, in one
+# line naming the file and the fields, by check and (the first) by aggregate and report
+CONTRADICTIONS = {
+    # a speed with no measured step
+    "speed without steps": (lambda d, m: m.update(measured_steps=0), "metrics.measured_steps is 0"),
+    # status ok with a peak over the budget limit
+    "ok over budget": (lambda d, m: m.update(peak_device_bytes=d["budget"]["limit_bytes"] + 1), "status is ok"),
+    # a zero median step time with a speed
+    "zero median step": (lambda d, m: m.update(median_step_seconds=0), "metrics.median_step_seconds is 0"),
+    # measured_steps greater than steps
+    "more measured than steps": (lambda d, m: m.update(measured_steps=9), "more than the 5 steps of config.steps"),
+    # host unmapped memory greater than the host's total
+    "unmapped over host total": (lambda d, m: m.update(peak_host_unmapped_bytes=d["environment"]["host_memory_bytes"]
+                                                       + 1), "environment.host_memory_bytes"),
+    # finished before started
+    "finished before started": (lambda d, m: d.update(started_at=d["finished_at"], finished_at=d["started_at"]),
+                                "is before started_at"),
+    # a loss list longer than the steps measured
+    "loss list length": (lambda d, m: m["loss"].append(1.0), "metrics.loss holds 7 steps, not the 6"),
+    # a step-seconds list shorter than the steps measured
+    "step seconds length": (lambda d, m: m["step_seconds"].pop(), "metrics.step_seconds holds 5 steps"),
+    # a budget limit different from the cell's budget setting
+    "budget limit not the setting": (lambda d, m: d["budget"].update(limit_bytes=2**35),
+                                     "not the 17179869184 bytes of config.budget (16GiB)"),
+    # train seconds less than the sum of the step seconds
+    "train shorter than its steps": (lambda d, m: m.update(train_seconds=1.0), "less than the"),
+    # oom with a speed (every step measured) but no peak over the budget
+    "oom within budget": (_oom_with_every_step, "status is oom with every step measured"),
+}
+
+
+@pytest.mark.parametrize("case", CONTRADICTIONS)
+def test_a_result_whose_values_contradict_each_other_is_refused_as_damaged(tmp_path, capsys, case):
+    edit, expected = CONTRADICTIONS[case]
+    path = _contradicting(tmp_path, edit)
+    assert cli.main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert str(path) in err and "damaged" in err and expected in err, err
+
+
+# the same contradicting file stops aggregate in one line, and it writes nothing
+def test_aggregate_refuses_a_result_that_contradicts_itself(tmp_path, capsys):
+    path = _contradicting(tmp_path, CONTRADICTIONS["speed without steps"][0])
+    refused(["aggregate", "seed-16gb", "--results-dir", str(tmp_path / "results"), "--reports-dir",
+             str(tmp_path / "reports")], capsys, f"{path}: ")
+    assert not (tmp_path / "reports").exists()
+
+
+# ... and `report --all` names it, leaving the report it would have rebuilt as it was
+def test_report_all_names_a_result_that_contradicts_itself_and_keeps_the_report(tmp_path, capsys):
+    path = _contradicting(tmp_path, CONTRADICTIONS["speed without steps"][0])
+    reports = tmp_path / "reports" / "seed-16gb"
+    copy_repository_files(REPO / "reports" / "seed-16gb", reports)
+    before = files_in(reports)
+    code = cli.main(["report", "--all", "--results-dir", str(tmp_path / "results"), "--reports-dir",
+                     str(tmp_path / "reports")])
+    err = capsys.readouterr().err
+    assert code != 0 and f"{path}: " in err and "damaged" in err and "not rebuilt" in err, (code, err)
+    assert files_in(reports) == before

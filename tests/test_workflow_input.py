@@ -34,6 +34,8 @@ CONFIG_CASES = [
     (["matrix=smoke", "matrix=gpu-check"], "--config matrix=... given more than once"),
     (["matrix=missing.yaml"], "no matrix file"),
     (["matrix=smoke", "warm_start="], "write warm_start=true or warm_start=false"),
+    # results_dir=5: a number (YAML's reading), which stopped the Snakefile in a TypeError traceback from pathlib
+    (["matrix=smoke", "results_dir=5"], "--config results_dir=5: YAML reads 5 as a number, not as a folder"),
 ]
 
 
@@ -251,3 +253,46 @@ def test_snakemake_deletes_no_results_and_replace_acts_only_with_force(tmp_path)
     done = snakemake("-n", "-F", "--config", "matrix=smoke", "replace=true")
     assert done.returncode == 0 and "kept as they are" not in done.stderr, done.stderr[-2000:]
     assert subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True).stdout == ""
+
+
+# a folder given as a number, on the command line (`--config results_dir=5`) or in a --configfile (`reports_dir: 5`)
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--config", "results_dir=5"], "--config results_dir=5: YAML reads 5 as a number"),
+    (["--configfile", "c.yaml"], "reports_dir: 2.5 in the --configfile: YAML reads 2.5 as a number")])
+def test_a_folder_given_as_a_number_is_refused(argv, said):
+    config = {"results_dir": 5} if "--config" in argv else {"reports_dir": 2.5}
+    with pytest.raises(UsageError, match=said):
+        check_config(config, ["snakemake", "-n", *argv])
+
+
+# `snakemake -R` (or --forcerun) with no rule after it: Snakemake forces nothing and runs as without it
+@pytest.mark.parametrize("argv", [["-R"], ["-R", "--config", "matrix=smoke"], ["--forcerun", "-n"]])
+def test_forcerun_with_no_rule_is_refused(argv):
+    with pytest.raises(UsageError, match="names no rule, so Snakemake would force nothing"):
+        check_config({}, ["snakemake", *argv])
+    check_config({}, ["snakemake", "-R", "aggregate", "report", "-n"])  # rules named: accepted
+
+
+# the same through Snakemake itself (a --configfile with a number for a folder, -R with no rule): one line, exit 2
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", [["--configfile", "c.yaml"], ["-R", "--config", "matrix=smoke"]])
+def test_snakemake_refuses_a_numbered_folder_and_an_empty_forcerun_in_one_line(tmp_path, argv):
+    (tmp_path / "c.yaml").write_text("matrix: smoke\nresults_dir: 5\n")
+    argv = [str(tmp_path / a) if a == "c.yaml" else a for a in argv]
+    done = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory",
+                           str(tmp_path), "-n", "--cores", "1", *argv],
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300)
+    ours = [line for line in done.stderr.splitlines() if line.startswith("vramlab:")]
+    assert done.returncode == 2 and len(ours) == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert ("results_dir: 5 in the --configfile" if "--configfile" in argv else "-R names no rule") in ours[0]
+
+
+# `snakemake --touch` sets the outputs' times only: it says that no cell is measured and no report is made
+@pytest.mark.slow
+def test_touch_says_it_makes_no_report(tmp_path):
+    copy_repository_files(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    copy_repository_files(REPO / "reports" / "smoke", tmp_path / "reports" / "smoke")
+    done = snakemake(tmp_path, "--cores", "1", "--touch", "--config", "matrix=smoke")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "vramlab: --touch marks the outputs as up to date without running any job: no cell is measured and no " \
+           "report is made or rebuilt" in done.stderr, done.stderr[-2000:]

@@ -5,6 +5,7 @@ docs/measurement.md."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ def parse_bytes(text: str | int) -> int:
     """'16GiB' -> 17179869184. Binary and decimal units both, since papers mix them."""
     if isinstance(text, int) and not isinstance(text, bool):
         return text
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
     if not match or match.group(2).upper() not in _SIZE_UNITS:
         raise ValueError(f"not a memory size: {text!r} (write it like '16GiB' or '16000MB')")
     return int(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
@@ -45,7 +46,11 @@ def shown_size(size: int) -> str:
 def _size_problem(value: Any, minimum: int = 2**20, maximum: int | None = None) -> str | None:
     """A size names its unit, and the binary one a card's size is given in: '16 GB' cards hold 16 GiB. A bare
     number is bytes: 0, or at least 1 MiB (a '16' meant as GiB is refused, not read as 16 bytes)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value)) if not isinstance(value, bool) else None
+    other_digits = [c for c in str(value) if c.isdigit() and not c.isascii()]
+    if other_digits and not isinstance(value, bool):  # '１６GiB' (fullwidth): Python reads them, no reader of a table
+        ascii_digits = "".join(str(unicodedata.digit(c, "?")) if c in other_digits else c for c in str(value))
+        return f"{value!r} is written with digits other than 0-9 ({''.join(other_digits)}); write {ascii_digits}"
+    match = None if isinstance(value, bool) else re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", str(value))
     if match is None:
         return f"{value!r} is not a memory size; write it like '16GiB'"
     unit = match.group(2).upper()

@@ -26,8 +26,11 @@ CONSOLE: TextIO | None = None  # the console, once send_to_log has taken stdout 
 
 
 def start_logging() -> None:
-    """The vramlab logger's lines on stderr, as every command and process of the harness writes them."""
-    logging.basicConfig(level=logging.INFO, format=FORMAT, datefmt="%H:%M:%S")
+    """The vramlab logger's lines on stderr, as every command and process of the harness writes them. Only the
+    vramlab logger says INFO: the root stays at WARNING, so that a library's INFO lines (torch's exit hook printing
+    FakeTensor lines, a tokenizer's notes) never reach the person's console."""
+    logging.basicConfig(level=logging.WARNING, format=FORMAT, datefmt="%H:%M:%S")
+    logging.getLogger("vramlab").setLevel(logging.INFO)
 
 
 def send_to_log(path: Path) -> TextIO:

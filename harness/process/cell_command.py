@@ -25,6 +25,7 @@ from harness.process.supervisor import supervise, time_limit
 from harness.results import ResultFileError, Status, read
 from harness.results.existing import Redo, replaced, review_cell
 from harness.results.lock import result_lock
+from harness.results.published_results import lost_published_problem
 from harness.run.memory_history import ENV as MEMORY_HISTORY_ENV
 from harness.run.worker import cell_and_paths
 from harness.run.worker_status import SupervisorError
@@ -152,7 +153,9 @@ def run_cell(args: argparse.Namespace) -> int:
     kept, or set aside where it is damaged, and the cell is measured."""
     cell, out, _ = cell_and_paths(args)
     check_cache_usable()  # a cache that cannot be used would fail the cell half-way, and its error would stick
-    problem = _out_problem(cell, out, args.matrix, args.out is not None)
+    # a published result (or its folder's .matrix) lost here: before the owner's check, which an edited .matrix fails
+    problem = lost_published_problem(out.parent, [out.name]) or _out_problem(cell, out, args.matrix,
+                                                                             args.out is not None)
     # --out outside --results-dir would drop the folder without a word; inside it, the two agree
     if args.out is not None and args.results_dir is not None and \
             not Path(args.out).resolve().is_relative_to(Path(args.results_dir).resolve()):

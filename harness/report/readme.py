@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.core.committed_files import changed_committed
 from harness.core.errors import UsageError
 from harness.report.reproduce import describe_tolerances
 from harness.results.store import result_path
@@ -140,6 +141,25 @@ def reproduction(root: Path) -> str:
 
 BLOCKS: dict[str, Callable[[Path], str]] = {"headline": headline, "ceiling": ceiling, "claims": claims,
                                             "matrices": matrices, "reproduction": reproduction}
+
+
+# what the blocks are made of: the matrix files, their results and their reports (not the benchmarks' own records,
+# nor the results a rerun set aside)
+SOURCES = ("ablations", "results", "reports", ":(exclude)results/benchmarks", ":(exclude)results/superseded")
+
+
+def check_sources_committed(root: Path) -> None:
+    """The blocks are what the committed files give, for everyone who clones the repository: an uncommitted edit or
+    deletion of one of them (a matrix file, a result, a report) is refused in one line rather than carried into the
+    README."""
+    changed = changed_committed(root, *SOURCES)
+    if changed:
+        first, more = changed[0], len(changed) - 1
+        others = f" (and {more} other committed file{'s' if more > 1 else ''} under {', '.join(SOURCES[:3])})" \
+            if more else ""
+        raise UsageError(f"readme: {first.shown()} differs from the commit ({first.change}){others}, and the README's "
+                         f"blocks are made from the committed files; restore it with {first.restore()}, or commit it "
+                         "first")
 
 
 def rewritten(text: str, root: Path) -> tuple[str, list[str]]:

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from harness.results.contradictions import contradictions
 from harness.spec.cells import Cell, cell_id_of
 from harness.spec.settings import SETTINGS, defaults
 
@@ -326,6 +327,9 @@ class CellResult(Strict):
             raise ValueError(f"status {self.status.value!r} needs a reason")
         if self.status is Status.ok and self.metrics.peak_device_bytes is None:
             raise ValueError("an ok cell needs metrics.peak_device_bytes")
+        found = contradictions(self)
+        if found:
+            raise ValueError("damaged, its values contradict each other: " + "; ".join(found))
         return self
 
     @property

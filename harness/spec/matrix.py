@@ -3,6 +3,7 @@ Why it is so: docs/matrix-files.md."""
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 import math
@@ -26,7 +27,9 @@ from harness.spec.comparisons import parse as parse_comparisons
 from harness.spec.design import ReportDesign, ReportSpecError, resolve
 from harness.spec.groups import group_name
 from harness.spec.settings import SETTINGS, defaults
-from harness.spec.yaml_numbers import number_traps
+from harness.spec.yaml_dates import construct_written_date
+from harness.spec.yaml_keys import key_trap
+from harness.spec.yaml_numbers import number_traps, out_of_range
 from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.hub import UNPINNED, HubModelError, commit_of, hub_problem, is_hub_id
 from harness.stack.models.sources import missing_parts_problem
@@ -141,7 +144,8 @@ def matrix_name(path: Path) -> str:
     return name
 
 
-_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_CELL_ID_LIKE = re.compile(r"[0-9a-fA-F]{12}")
+_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", re.ASCII)  # "２e-4" stays text
 _YAML_BOOLEANS = {"off", "on", "yes", "no", "true", "false"}
 _YAML_BOOLEANS_BACK = {False: "off", True: "on"}
 # words researchers use for a level, and the level they mean
@@ -155,6 +159,8 @@ MAX_DEPTH = 64
 
 
 def _kind(value: Any) -> str:
+    if isinstance(value, dt.date):  # a WrittenDate (harness/spec/yaml_dates.py) as a plain one
+        return "a date"
     return {dict: "a mapping", list: "a list", str: "text", int: "a number", float: "a number",
             bool: "true/false", type(None): "nothing"}.get(type(value), type(value).__name__)
 
@@ -176,6 +182,9 @@ class UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+UniqueKeyLoader.add_constructor("tag:yaml.org,2002:timestamp", construct_written_date)
+
+
 class _Checker:
     def __init__(self, source: str) -> None:
         self.source = source
@@ -192,6 +201,8 @@ class _Checker:
         self.setting_name(where, name)
         setting = SETTINGS[name]
         if setting.kind is float and isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
+            if out_of_range(value.strip()):
+                raise self.fail(f"{where}.{name}", str(out_of_range(value.strip())))
             value = float(value)  # YAML 1.1 reads 2e-4 (no dot) as a string; the researcher meant a number
         problem = setting.check(value)
         if problem:
@@ -199,6 +210,8 @@ class _Checker:
             if isinstance(value, bool) and any(str(level) in _YAML_BOOLEANS for level in levels):
                 problem += (f"; YAML reads unquoted {_YAML_BOOLEANS_BACK[value]} as {str(value).lower()}: "
                             f"write it in quotes, {name}: \"{_YAML_BOOLEANS_BACK[value]}\"")
+            elif isinstance(value, dt.date):
+                problem += f"; YAML reads unquoted {value} as a date: write it in quotes, {name}: \"{value}\""
             elif str(value).lower() in _SYNONYMS.get(name, {}):
                 problem += f"; did you mean {_SYNONYMS[name][str(value).lower()]!r}?"
             else:
@@ -217,6 +230,10 @@ class _Checker:
                     raise self.fail(f"{where}.name", f"{value[:60]!r}{'…' if len(value) > 60 else ''} is not a "
                                     "cell name: up to 100 letters, digits and . _ + = @ , - (starting with a letter "
                                     "or digit), so that it reads the same in file names, tables and LaTeX")
+                if _CELL_ID_LIKE.fullmatch(value):
+                    raise self.fail(f"{where}.name", f"{value!r} reads as a cell id (12 hex digits): a command given "
+                                    "it (run-cell, --cell) could not tell the name from another cell's id; name the "
+                                    "cell by what it varies, such as lora-r16")
                 continue
             mapping[name] = self.value(where, name, value)
         return mapping
@@ -271,6 +288,9 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
         node = loader.get_single_node()
         if node is not None:
             _bounded(node, path)
+            key_problem = key_trap(node, text)
+            if key_problem is not None:
+                raise MatrixError(f"{path}: {key_problem}")
             trap = number_traps(node)
             if trap is not None:
                 key, line, why = trap

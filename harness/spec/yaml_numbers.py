@@ -6,6 +6,7 @@ is text and is left alone."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import yaml
@@ -31,11 +32,30 @@ def _form(text: str) -> str | None:
     return None
 
 
+def out_of_range(text: str) -> str | None:
+    """Why a number written in decimal digits (`1e400`, `1e-400`) is not the number a float holds: past the largest
+    it reads as infinity, below the smallest as 0.0, so a learning rate of 1e-400 would train at none; or None."""
+    if not any(c.isdigit() for c in text):  # .inf, .nan: written as what they are
+        return None
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        return None
+    mantissa = re.split("[eE]", text)[0]
+    if math.isinf(value):
+        return f"{text} is too large for a number: it would read as {value}"
+    if value == 0 and re.search("[1-9]", mantissa):
+        return f"{text} is too small for a number: it would read as 0.0"
+    return None
+
+
 def number_trap(node: yaml.ScalarNode) -> str | None:
     """Why a plain int or float scalar does not read as written (its form, and the number it reads as), or None."""
     if node.style is not None or node.tag not in (INT_TAG, FLOAT_TAG):
         return None
     text = node.value
+    if node.tag == FLOAT_TAG and out_of_range(text):
+        return out_of_range(text)
     if node.tag == INT_TAG and DECIMAL_INT.fullmatch(text):
         return None
     form = _form(text)
