@@ -15,6 +15,7 @@ Bad input raises harness.core.errors.UsageError (a ValueError) with the one line
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +43,8 @@ def matrices() -> list[str]:
 
 def cells(matrix: str) -> pd.DataFrame:
     """A matrix's cells, in its order: `cell_id`, `name`, and one column per setting (the defaults filled in)."""
-    return pd.DataFrame([{"cell_id": c.cell_id, "name": c.name, **c.settings} for c in expand(matrix)])
+    return pd.DataFrame([{"cell_id": c.cell_id, "name": c.name, **c.settings}
+                         for c in expand(_one_matrix("cells", matrix))])
 
 
 def results(matrix: str, results_dir: str | Path = "results", partial: bool = True) -> pd.DataFrame:
@@ -54,14 +56,25 @@ def results(matrix: str, results_dir: str | Path = "results", partial: bool = Tr
     cell would be pending, which reads as a matrix not run rather than a folder named wrong."""
     if not isinstance(partial, bool):  # partial="no" would be true
         raise UsageError(f"results: partial={partial!r}; give True or False")
-    return tables(load_results(matrix, _results_folder(results_dir), partial))[0]
+    return tables(load_results(_one_matrix("results", matrix), _results_folder(results_dir), partial))[0]
 
 
-def _results_folder(results_dir: str | Path) -> Path:
+def _one_matrix(function: str, matrix: Any) -> str | os.PathLike:
+    # a list or None would reach pathlib and fail there with a TypeError about os.fspath, naming nothing of ours
+    if isinstance(matrix, str | os.PathLike) and str(matrix).strip():
+        return matrix
+    raise UsageError(f"{function}: matrix={matrix!r}; give one matrix: its name (api.matrices() lists them) or the "
+                     "path of its YAML file")
+
+
+def _results_folder(results_dir: str | Path, function: str = "results") -> Path:
+    if not isinstance(results_dir, str | os.PathLike):
+        raise UsageError(f"{function}: results_dir={results_dir!r}; give the folder that holds "
+                         "<matrix>/<cell_id>.json, such as the checkout's results")
     folder = Path(results_dir)
     if not folder.is_dir():
         where = "" if folder.is_absolute() else f" (from {Path.cwd()})"
-        raise UsageError(f"results: results_dir {str(results_dir)!r}{where} is not a folder; give the folder that "
+        raise UsageError(f"{function}: results_dir {str(results_dir)!r}{where} is not a folder; give the folder that "
                          "holds <matrix>/<cell_id>.json, such as the checkout's results")
     return folder
 
@@ -70,8 +83,8 @@ def steps(matrix: str, results_dir: str | Path = "results") -> pd.DataFrame:
     """Every optimizer step of the matrix's cells that have a result: `cell_id`, `name`, `step`, `seconds`, `loss`,
     and `warmup` (the steps left out of the timings). No result there of any cell is said with a warning, as an
     empty frame alone reads the same as a folder named wrong."""
-    folder = _results_folder(results_dir)
-    found = tables(load_results(matrix, folder, partial=True))[1]
+    folder = _results_folder(results_dir, "steps")
+    found = tables(load_results(_one_matrix("steps", matrix), folder, partial=True))[1]
     if found.empty:
         warnings.warn(f"steps: no cell of {matrix!r} has a result under {folder}; the frame is empty", stacklevel=2)
     return found
@@ -124,7 +137,7 @@ def estimates(matrix: str) -> pd.DataFrame:
     device budget and its host budget both), and
     `why_not` where there is none (a declared conflict, shapes not known here)."""
     rows = []
-    for cell in expand(matrix):
+    for cell in expand(_one_matrix("estimates", matrix)):
         found, why_not = cell_estimate(cell)
         budget = budget_bytes(cell.settings["budget"])
         rows.append({"cell_id": cell.cell_id, "name": cell.name,

@@ -1,6 +1,6 @@
 """The Python API's arguments checked as the commands check theirs: `partial` is a bool (the text 'no' would be
-true), a results folder that does not exist raises instead of making every cell pending, and an estimate over its
-host budget does not fit."""
+true), a matrix is one name or path, a results folder that does not exist raises instead of making every cell
+pending, and an estimate over its host budget does not fit."""
 
 from __future__ import annotations
 
@@ -23,6 +23,18 @@ def test_a_results_dir_that_does_not_exist_raises_instead_of_every_cell_pending(
         api.results("smoke", results_dir=tmp_path / "nonexistent")
     with pytest.raises(UsageError, match="is not a folder"):
         api.steps("smoke", results_dir=tmp_path / "nonexistent")
+
+
+@pytest.mark.parametrize(("call", "said"), [
+    (lambda: api.cells(["smoke"]), r"cells: matrix=\['smoke'\]; give one matrix"),  # t12-036
+    (lambda: api.results(None), r"results: matrix=None; give one matrix"),  # t12-043
+    (lambda: api.estimates(""), r"estimates: matrix=''; give one matrix"),
+    (lambda: api.steps("smoke", results_dir=3), r"steps: results_dir=3; give the folder"),
+])
+def test_an_argument_of_the_wrong_kind_raises_naming_it(call, said):
+    # not pathlib's TypeError about os.fspath, which names nothing the caller wrote
+    with pytest.raises(UsageError, match=said):
+        call()
 
 
 def test_an_existing_results_dir_without_the_matrix_still_lists_its_cells_pending(tmp_path):
