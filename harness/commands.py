@@ -138,6 +138,10 @@ def _cmd_readme(args: argparse.Namespace) -> int:
     except UnicodeDecodeError as err:
         raise UsageError(f"readme: {path} is not UTF-8 text (byte {err.start} is 0x{err.object[err.start]:02x}); "
                          "save it as UTF-8") from None
+    # a README saved with Windows line ends is read and written back with them: the block markers are matched
+    # line by line, and with a \r before each line end no block matched, so stale blocks read as current
+    crlf = "\r\n" in text
+    text = text.replace("\r\n", "\n")
     names = block_names(text)
     if not names:
         raise UsageError(f"readme: {path} has no generated block (<!-- generated: NAME --> ... "
@@ -155,7 +159,7 @@ def _cmd_readme(args: argparse.Namespace) -> int:
         print(f"{path}: its {len(names)} generated blocks are what the reports give")
         return 0
     if changed:
-        write_text_atomic(path, again)
+        write_text_atomic(path, again.replace("\n", "\r\n") if crlf else again)
     print(f"{path}: {len(changed)} of its {len(names)} generated blocks rewritten"
           + (f" ({', '.join(changed)})" if changed else ""))
     return 0

@@ -1,6 +1,7 @@
 """The README's generated-block markers as `vramlab readme` reads them: a block without its end or its start, a
 block twice, a block name vramlab does not make, or a file that is not UTF-8 is refused in one line (exit 2) that
-names the block and the line, and the file is left as it was, rather than rewritten around a marker it skipped."""
+names the block and the line, and the file is left as it was, rather than rewritten around a marker it skipped. A
+file with Windows line ends is read and rewritten with them."""
 
 from __future__ import annotations
 
@@ -45,6 +46,21 @@ def test_readme_refuses_a_file_that_is_not_utf8_in_one_line(tmp_path, capsys):  
     path.write_bytes(data)
     refused(["readme", "--file", str(path)], capsys, f"is not UTF-8 text (byte {len(README.encode()) + 1} is 0xe9)")
     assert path.read_bytes() == data
+
+
+def test_readme_reads_and_writes_a_file_with_windows_line_ends(tmp_path, capsys):  # t12-048
+    # its markers went unmatched behind the \r: stale numbers were called "what the reports give" and kept
+    for folder in ("reports", "results", "ablations"):
+        (tmp_path / folder).symlink_to(REPO / folder)
+    path = tmp_path / "R.md"
+    stale = README.replace("| 20,480 | ok | 10.83 |", "| 20,480 | ok | 99.99 |")
+    assert stale != README
+    path.write_bytes(stale.replace("\n", "\r\n").encode())
+    from harness import cli
+    assert cli.main(["readme", "--check", "--file", str(path)]) == 1
+    assert "differ from what the reports give (headline)" in capsys.readouterr().err
+    assert cli.main(["readme", "--file", str(path)]) == 0
+    assert path.read_bytes() == README.replace("\n", "\r\n").encode()
 
 
 def test_block_names_of_the_committed_readme_are_each_block_once():
