@@ -307,12 +307,23 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
 
 
 def set_value(key: str, text: str) -> Any:
-    """The value of `--set KEY=VALUE` as a matrix file would give it, its YAML 1.1 number forms told alike."""
+    """The value of `--set KEY=VALUE` as a matrix file would give it, its YAML 1.1 number forms told alike; a
+    setting's level written as `vramlab settings` lists it is that level (a shell has no quotes to keep `on` a word,
+    where YAML would read it as true)."""
+    setting = SETTINGS.get(key)
+    levels = [level for level in (setting.levels or ()) if not isinstance(level, bool)] if setting else []
+    if text.strip() in {str(level) for level in levels}:
+        return text.strip()
     node = yaml.compose(text, Loader=yaml.SafeLoader)
     trap = number_traps(node) if node is not None else None
     if trap is not None:
         raise MatrixError(f"--set {key}={text}: {trap[2]}")
-    return yaml.safe_load(text)
+    value = yaml.safe_load(text)
+    if isinstance(value, bool) and levels and not any(isinstance(level, bool) for level in setting.levels):
+        # yes, no, true, false: YAML's booleans, never a level here; the matrix file's advice (quotes) would not help
+        raise MatrixError(f"--set {key}={text}: {text.strip()} is not one of its levels, "
+                          f"{', '.join(map(str, levels))}{did_you_mean(text.strip(), [str(lv) for lv in levels])}")
+    return value
 
 
 def _not_yaml(path: Path, err: yaml.YAMLError) -> MatrixError:
