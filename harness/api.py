@@ -59,10 +59,10 @@ def results(matrix: str, results_dir: str | Path = "results", partial: bool = Tr
     return tables(load_results(_one_matrix("results", matrix), _results_folder(results_dir), partial))[0]
 
 
-def _one_matrix(function: str, matrix: Any) -> str | os.PathLike:
+def _one_matrix(function: str, matrix: Any) -> str:
     # a list or None would reach pathlib and fail there with a TypeError about os.fspath, naming nothing of ours
     if isinstance(matrix, str | os.PathLike) and str(matrix).strip():
-        return matrix
+        return str(os.fspath(matrix))
     raise UsageError(f"{function}: matrix={matrix!r}; give one matrix: its name (api.matrices() lists them) or the "
                      "path of its YAML file")
 

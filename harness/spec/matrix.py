@@ -311,7 +311,8 @@ def set_value(key: str, text: str) -> Any:
     setting's level written as `vramlab settings` lists it is that level (a shell has no quotes to keep `on` a word,
     where YAML would read it as true)."""
     setting = SETTINGS.get(key)
-    levels = [level for level in (setting.levels or ()) if not isinstance(level, bool)] if setting else []
+    every_level = list(setting.levels or ()) if setting else []
+    levels = [level for level in every_level if not isinstance(level, bool)]
     if text.strip() in {str(level) for level in levels}:
         return text.strip()
     node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -319,7 +320,7 @@ def set_value(key: str, text: str) -> Any:
     if trap is not None:
         raise MatrixError(f"--set {key}={text}: {trap[2]}")
     value = yaml.safe_load(text)
-    if isinstance(value, bool) and levels and not any(isinstance(level, bool) for level in setting.levels):
+    if isinstance(value, bool) and levels and len(levels) == len(every_level):
         # yes, no, true, false: YAML's booleans, never a level here; the matrix file's advice (quotes) would not help
         raise MatrixError(f"--set {key}={text}: {text.strip()} is not one of its levels, "
                           f"{', '.join(map(str, levels))}{did_you_mean(text.strip(), [str(lv) for lv in levels])}")
