@@ -28,12 +28,14 @@ def _published(tmp_path: Path) -> Path:
     return tmp_path
 
 
-# an uncommitted edit of a tracked matrix file, a deleted result, a report replaced by a folder: each named
+# an uncommitted edit of a tracked matrix file, a deleted result, a report replaced by a folder, a hand-edited report
+# (t12-046: a peak edited in reports/seed-16gb/cells.csv was published into the README's headline): each named
 @pytest.mark.parametrize(("change", "path", "said"), [
     (lambda p: p.write_text("fixed: {steps: 3}\n"), "ablations/m.yaml", "(edited)"),
     (lambda p: p.unlink(), "results/m/abc.json", "(deleted)"),
     (lambda p: (p.unlink(), p.mkdir()), "reports/m/cells.csv", "(deleted)"),
-], ids=["matrix-edited", "result-deleted", "report-made-a-folder"])
+    (lambda p: p.write_text("cell_id\nabc\n"), "reports/m/cells.csv", "(edited)"),
+], ids=["matrix-edited", "result-deleted", "report-made-a-folder", "report-edited"])
 def test_readme_sources_that_differ_from_the_commit_are_refused(tmp_path, monkeypatch, change, path, said):
     root = _published(tmp_path)
     monkeypatch.chdir(root)  # paths are named as typed in the checkout's folder, where `vramlab readme` runs

@@ -457,7 +457,8 @@ def _oom_with_every_step(data: dict, metrics: dict) -> None:
 CONTRADICTIONS = {
     # a speed with no measured step
     "speed without steps": (lambda d, m: m.update(measured_steps=0), "metrics.measured_steps is 0"),
-    # status ok with a peak over the budget limit
+    # status ok with a peak over the budget limit (t12-057: a claims result edited to a 40 GiB peak of a 15.57 GiB
+    # budget made claims write the verdict holds with -24.43 GiB left)
     "ok over budget": (lambda d, m: m.update(peak_device_bytes=d["budget"]["limit_bytes"] + 1), "status is ok"),
     # a zero median step time with a speed
     "zero median step": (lambda d, m: m.update(median_step_seconds=0), "metrics.median_step_seconds is 0"),
