@@ -481,6 +481,9 @@ CONTRADICTIONS = {
     "train shorter than its steps": (lambda d, m: m.update(train_seconds=1.0), "less than the"),
     # oom with a speed (every step measured) but no peak over the budget
     "oom within budget": (_oom_with_every_step, "status is oom with every step measured"),
+    # more allocated than the allocator reserved (t12-058: allocated twice the device peak passed check)
+    "allocated over reserved": (lambda d, m: m.update(peak_allocated_bytes=m["peak_device_bytes"] * 2),
+                                "metrics.peak_allocated_bytes is more than metrics.peak_reserved_bytes"),
 }
 
 

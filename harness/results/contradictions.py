@@ -82,6 +82,12 @@ def _memory_rules(result: Any) -> list[str]:
     if env is not None and env.host_memory_bytes and m.peak_host_unmapped_bytes is not None \
             and m.peak_host_unmapped_bytes > env.host_memory_bytes:
         found.append("metrics.peak_host_unmapped_bytes is more than environment.host_memory_bytes, the host's total")
+    # both from the caching allocator, which allocates only within what it reserved; the device peak is sampled
+    # and may miss a spike (a result of loss-path-16gb reserved more than its device peak), so it is no bound
+    if m.peak_allocated_bytes is not None and m.peak_reserved_bytes is not None \
+            and m.peak_allocated_bytes > m.peak_reserved_bytes:
+        found.append("metrics.peak_allocated_bytes is more than metrics.peak_reserved_bytes: the allocator allocates "
+                     "only within what it reserved")
     setting = result.config.get("budget")
     if budget is not None and setting is not None and budget_problem(setting) is None \
             and budget.limit_bytes != budget_bytes(setting):
