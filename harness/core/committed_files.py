@@ -64,26 +64,6 @@ def changed_committed(folder: Path, *pathspecs: str) -> list[ChangedFile]:
             for kind, path in zip(fields[0::2], fields[1::2], strict=False) if kind and kind[:1] != "A"]
 
 
-def committed(path: Path) -> bool:
-    """Whether `path` is a file of the last commit (so a published file, whatever the working tree now holds)."""
-    place = in_checkout(path)
-    if place is None:
-        return False
-    root, relative = place
-    return _git(root, "cat-file", "-e", f"HEAD:{relative.as_posix()}") is not None
-
-
-def committed_under(folder: Path) -> list[str]:
-    """The files the last commit holds under `folder` (paths from the checkout's root), whether or not the working
-    tree still has them; [] where `folder` is in no checkout."""
-    place = in_checkout(folder)
-    if place is None:
-        return []
-    root, relative = place
-    done = _git(root, "ls-tree", "-r", "--name-only", "-z", "HEAD", "--", relative.as_posix() + "/")
-    return [] if done is None else [name for name in done.stdout.split("\0") if name]
-
-
 def in_checkout(path: Path) -> tuple[Path, Path] | None:
     """The root of the git checkout `path` (a file or folder, there or not) lies in, and `path` from that root; None
     where it is in no checkout with a commit."""
