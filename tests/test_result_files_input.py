@@ -516,3 +516,26 @@ def test_report_all_names_a_result_that_contradicts_itself_and_keeps_the_report(
     err = capsys.readouterr().err
     assert code != 0 and f"{path}: " in err and "damaged" in err and "not rebuilt" in err, (code, err)
     assert files_in(reports) == before
+
+
+# t13-096, t13-101: a score no measurement can give (a share above 1, negative bits, a perplexity under 1) is a
+# damaged evaluation: `check` names it, and `aggregate` refuses it before writing any table
+@pytest.mark.parametrize(("metric", "value", "said"), [
+    ("exact_match", 7.5, "exact_match 7.5 cannot be: its values are 0 to 1"),
+    ("bits_per_byte", -0.5, "bits_per_byte -0.5 cannot be: its values are at least 0"),
+    ("byte_perplexity", 0.5, "byte_perplexity 0.5 cannot be: its values are at least 1"),
+], ids=["t13-096-share", "negative-bits", "perplexity-below-1"])
+def test_an_impossible_score_is_a_damaged_evaluation(tmp_path, metric, value, said):
+    folder = copy_repository_files(REPO / "results" / "quality-smollm2", tmp_path / "quality-smollm2")
+    path = next(p for p in sorted(folder.glob("evaluations/*/*.json"))
+                if any(s["metric"] == metric for s in json.loads(p.read_text())["scores"]))
+    data = json.loads(path.read_text())
+    next(s for s in data["scores"] if s["metric"] == metric)["value"] = value
+    path.write_text(json.dumps(data))
+    checked = vramlab("check", str(folder))
+    assert checked.returncode != 0 and said in checked.stdout + checked.stderr, checked.stdout[-2000:]
+    if metric == "exact_match":
+        reports = tmp_path / "reports"
+        done = vramlab("aggregate", "quality-smollm2", "--results-dir", str(tmp_path), "--reports-dir",
+                           str(reports))
+        assert done.returncode == 2 and said in done.stderr and not reports.exists(), done.stderr[-2000:]

@@ -387,6 +387,16 @@ def new_result(cell: Cell, status: Status, reason: str | None = None, **fields: 
 STEP_COLUMNS = ["cell_id", "name", "step", "seconds", "loss", "warmup"]
 
 
+# the values a metric can take: a share of items lies in 0..1, bits are never negative, a perplexity is at least 1;
+# a score outside them was edited or damaged, and would be published as measured
+METRIC_RANGES: dict[str, tuple[float, float]] = {
+    **dict.fromkeys(("exact_match", "exact_match_in_context", "answer_in_context", "recall", "acc", "acc_norm"),
+                    (0.0, 1.0)),
+    "bits_per_byte": (0.0, math.inf),
+    **dict.fromkeys(("perplexity", "word_perplexity", "byte_perplexity"), (1.0, math.inf)),
+}
+
+
 class Score(Strict):
     metric: str
     value: float | None  # None only where the metric could not be computed (said in `note`)
@@ -402,6 +412,14 @@ class Score(Strict):
         if value is not None and not math.isfinite(value):
             raise ValueError("a score must be a finite number")
         return value
+
+    @model_validator(mode="after")
+    def _in_range(self) -> Score:
+        low, high = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
+        if self.value is not None and not low <= self.value <= high:
+            span = f"{low:g} to {high:g}" if math.isfinite(high) else f"at least {low:g}"
+            raise ValueError(f"{self.metric} {self.value:g} cannot be: its values are {span}")
+        return self
 
 
 class EvaluationResult(Strict):
