@@ -536,4 +536,4 @@ rule report:
         update([_reported(f"{REPORTS}/{NAME}/{file}", "Report")
                 for file in ("report.md", "tables.tex", "methods.md", "methods.tex", *CHARTS)]),
     shell:
-        "{sys.executable} -m harness report {NAME:q} --reports-dir {REPORTS:q}"
+        "{sys.executable} -m harness report {NAME:q} --reports-dir {REPORTS:q} --results-dir {RESULTS:q}"

@@ -141,7 +141,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--reports-dir", default="reports", help=REPORTS_DIR)
     p.add_argument("--all", action="store_true",
                    help="every matrix with a reports/<matrix>/cells.csv: aggregate its results, then its report")
-    p.add_argument("--results-dir", help="with --all: the result files to aggregate (default: results)")
+    p.add_argument("--results-dir", help="with --all: the result files to aggregate (default: results); with a "
+                                         "matrix: the result files its tables must agree with (default: results, "
+                                         "for this checkout's reports/)")
     p.add_argument("--out", help="with --all: write the rebuilt reports here instead of over --reports-dir")
 
     p = sub.add_parser("export", help="a matrix's results as runs of an experiment tracker, offline: MLflow (its "

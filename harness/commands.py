@@ -44,6 +44,7 @@ from harness.report.export import export
 from harness.report.readme import block_names, check_sources_committed, local_matrices, rewritten
 from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
+from harness.report.tables_agree import check_tables
 from harness.results import ResultFileError, check, evaluation_path, read_evaluation
 from harness.results.budget_spelling import respell_all
 from harness.results.ceiling import ProbeMissing, Search
@@ -518,10 +519,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         for line in skipped:  # one report that cannot be rebuilt stops none of the others
             print(f"vramlab: {line}", file=sys.stderr)
         return 2 if skipped else 0
-    given = [option for option, value in (("--out", args.out), ("--results-dir", args.results_dir)) if value]
-    if given:
-        raise UsageError(f"report: {' and '.join(given)} go with --all (a rebuild from the result files); a report of "
-                         "one matrix is made from its reports/<matrix>/cells.csv, in place")
+    if args.out:
+        raise UsageError("report: --out go with --all (a rebuild from the result files); a report of one matrix is "
+                         "made from its reports/<matrix>/cells.csv, in place")
     if not args.matrix_name:
         raise MatrixError("report: give a matrix name (reports/<matrix>/), or --all for every committed matrix")
     if not MATRIX_NAME.match(args.matrix_name):
@@ -534,6 +534,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
                          f"{did_you_mean(args.matrix_name, known)} (known: {', '.join(known)}), and no report "
                          f"folder {folder}/")
     _tables_are_the_matrix(folder, args.matrix_name)
+    # the checkout's reports are checked against its results; reports kept elsewhere, against --results-dir if given
+    results_dir = args.results_dir or ("results" if Path(args.reports_dir).resolve() == Path("reports").resolve()
+                                       else None)
+    if results_dir is not None:
+        check_tables(args.matrix_name, Path(results_dir), Path(args.reports_dir))
     build_report(folder)
     return 0
 

@@ -5,12 +5,14 @@ The cases come from the bad-input trials (tests/bad_input_trials/); a comment ab
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ from harness.core.errors import UsageError
 from harness.report.reproduce import write_comparison
 from harness.results import ResultFileError
 from tests.conftest import REPO, copy_repository_files
-from tests.refusals import TINY2, F, files_in, full_disk, matrix_at, one_line, refused, said_once, vramlab
+from tests.refusals import TINY2, F, files_in, full_disk, matrix_at, one_line, refused, said_once, snakemake, vramlab
 
 # 9, 10, 25: damaged report tables are one line, and the report is left as it was
 DAMAGE = [
@@ -342,3 +344,64 @@ def test_report_refuses_tables_of_another_matrix(tmp_path, capsys):
     before = {p.name: p.read_bytes() for p in (tmp_path / "smoke").iterdir()}
     refused(["report", "smoke", "--reports-dir", str(tmp_path)], capsys, "are no cells of the matrix smoke")
     assert {p.name: p.read_bytes() for p in (tmp_path / "smoke").iterdir()} == before
+
+
+def _edited(table: str, column: str, edit) -> Callable[[Path], None]:
+    def change(folder: Path) -> None:
+        path = folder / table
+        rows = list(csv.reader(path.open(newline="")))
+        at = rows[0].index(column)
+        rows[1][at] = edit(rows[1][at])
+        with path.open("w", newline="") as out:
+            csv.writer(out).writerows(rows)
+    return change
+
+
+def _published(tmp_path: Path, matrix: str) -> tuple[Path, Path]:
+    """A checkout's published results and reports of `matrix`, copied: (results folder, reports folder)."""
+    for folder in ("results", "reports"):
+        copy_repository_files(REPO / folder / matrix, tmp_path / folder / matrix)
+    return tmp_path / "results", tmp_path / "reports"
+
+
+# t13-098, t13-116, t13-095: a committed table edited by hand (a number, a status, a score) would be published as
+# measured by `report`: refused in one line naming the table, line and column, and not one report file changes
+@pytest.mark.slow
+@pytest.mark.parametrize(("matrix", "table", "column", "edit", "said"), [
+    ("smoke", "cells.csv", "tokens_per_second", lambda v: str(float(v) * 10), "column tokens_per_second"),
+    ("smoke", "cells.csv", "status", lambda v: "oom", "column status: oom there, ok from the results"),
+    ("quality-smollm2", "quality.csv", "value", lambda v: "7.5", "column value: 7.5 there"),
+], ids=["t13-098-number", "t13-116-status", "t13-095-score"])
+def test_a_table_edited_by_hand_is_never_published_by_report(tmp_path, matrix, table, column, edit, said):
+    results, reports = _published(tmp_path, matrix)
+    _edited(table, column, edit)(reports / matrix)
+    before = files_in(tmp_path)
+    done = vramlab("report", matrix, "--reports-dir", str(reports), "--results-dir", str(results))
+    one_line(done, said)
+    assert f"{reports / matrix / table} is not what the result files" in done.stderr
+    assert files_in(tmp_path) == before
+
+
+# the check is made where the tables come from: unchanged tables are reported as before, and tables made from the
+# results again (aggregate) agree with them
+@pytest.mark.slow
+def test_report_sets_tables_that_agree_with_their_results(tmp_path):
+    results, reports = _published(tmp_path, "smoke")
+    before = files_in(reports)
+    done = vramlab("report", "smoke", "--reports-dir", str(reports), "--results-dir", str(results))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert files_in(reports) == before
+
+
+# t13-099: the documented rebuild (`snakemake -R report`) over a hand-edited table fails its job, and Snakemake
+# deletes none of the report's committed files
+@pytest.mark.slow
+def test_snakemake_rebuild_of_a_report_over_an_edited_table_keeps_every_file(tmp_path):
+    results, reports = _published(tmp_path, "smoke")
+    _edited("cells.csv", "tokens_per_second", lambda v: str(float(v) * 10))(reports / "smoke")
+    before = files_in(reports)
+    done = snakemake(tmp_path, "--cores", "1", "-R", "report", "--allowed-rules", "report", "all",
+                     "--config", "matrix=smoke")
+    assert done.returncode != 0
+    assert "cells.csv is not what the result files" in done.stdout + done.stderr
+    assert files_in(reports) == before

@@ -56,7 +56,7 @@ def rebuild_ceiling(matrix: str, results_dir: Path, out_dir: Path) -> list[Path]
     return write_report(cells[0].matrix, [settled_search(matrix, cell, spec, results_dir) for cell in cells], out_dir)
 
 
-def _source(matrix: str, results_dir: Path) -> str:
+def source_matrix(matrix: str, results_dir: Path) -> str:
     """The matrix file of reports/<matrix>/: the one of that name under ablations/, or the one its results folder's
     owner file names (a matrix run from a path elsewhere)."""
     marker = results_dir / matrix / ".matrix"
@@ -81,7 +81,7 @@ def rebuild_all(results_dir: Path, reports_dir: Path, out_dir: Path | None = Non
 
 def _rebuild_all(results_dir: Path, reports_dir: Path, out: Path, matrices: list[str] | None,
                  skipped: list[str] | None) -> list[Path]:
-    jobs = [(f"reports/{m}/", lambda m=m: rebuild(_source(m, results_dir), results_dir, reports_dir, out))
+    jobs = [(f"reports/{m}/", lambda m=m: rebuild(source_matrix(m, results_dir), results_dir, reports_dir, out))
             for m in matrices or committed_matrices(reports_dir)]
     if matrices is None:
         jobs += [(f"reports/{m}/ceiling", lambda m=m: rebuild_ceiling(m, results_dir, out))
