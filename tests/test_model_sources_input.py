@@ -148,6 +148,21 @@ def test_a_model_prefix_with_nothing_after_it_is_named(tmp_path, capsys, model, 
     refused(["validate", str(path)], capsys, said)
 
 
+# t13-070: `tokenizer-check gguf:` read the empty path as "." ("is a folder, not a GGUF file"); every command that
+# takes a gguf: or package: source says its empty part as validate does
+@pytest.mark.parametrize("command", ["tokenizer-check", "prepare-model"])
+@pytest.mark.parametrize(("source", "said"), [
+    pytest.param("gguf:", "'gguf:' names nothing after its prefix (the file's path is empty)", id="t13-070"),
+    pytest.param("gguf: ", "'gguf: ' names nothing after its prefix (the file's path is empty)", id="space"),
+    pytest.param("package:", "'package:' names no package", id="package"),
+])
+def test_a_command_given_a_model_prefix_with_nothing_after_it_names_it(tmp_path, monkeypatch, capsys, command,
+                                                                        source, said):
+    monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path / "cache"))
+    refused([command, source], capsys, said)
+    assert not (tmp_path / "cache").exists()
+
+
 def test_a_model_config_with_a_size_that_is_none_is_refused(tmp_path, capsys):
     folder = tmp_path / "model"
     folder.mkdir()

@@ -241,8 +241,22 @@ def _version(distribution: str) -> str | None:
         return None
 
 
+def empty_source_problem(source: str) -> str | None:
+    """What a package: or gguf: source with nothing (or only spaces) after its prefix lacks, or None: an empty path
+    would be read as the current folder (".") and an empty package name as a package named ''."""
+    prefix, colon, rest = source.partition(":")
+    if not colon or prefix not in ("package", "gguf") or rest.strip():
+        return None
+    if prefix == "gguf":
+        return f"{source!r} names nothing after its prefix (the file's path is empty); write gguf:/path/to/model.gguf"
+    return f"{source!r} names no package; write package:<name>, such as package:{SMOKE_PACKAGE}"
+
+
 def source_gguf(source: str) -> Path:
     """The GGUF file of a package: or gguf: source (a package made of parts is assembled first)."""
+    empty = empty_source_problem(source)
+    if empty is not None:
+        raise ValueError(empty)
     if source.startswith("package:"):
         return package_gguf(source[len("package:"):])
     if source.startswith("gguf:"):
@@ -262,6 +276,9 @@ TokenizerMaker = Callable[[], Any]  # the tokenizer a build saves beside the wei
 
 def _plan(source: str, seed: int, revision: str = UNPINNED) \
         -> tuple[ResolvedModel, Builder | None, TokenizerMaker | None]:
+    empty = empty_source_problem(source)
+    if empty is not None:
+        raise ValueError(empty)
     if source.startswith("arch:"):
         return _arch(source[len("arch:"):], seed)
     if source.startswith("package:") and source[len("package:"):] in SPLIT_GGUF:
