@@ -24,6 +24,7 @@ from harness.stack.models.gguf_tokenizer import gguf_tokenizer
 from harness.stack.models.hub import UNPINNED, is_hub_id, snapshot
 from harness.stack.models.parts import SPLIT_GGUF, Part, SplitGGUF
 from harness.stack.models.presets import preset
+from harness.stack.models.weight_files import damaged_weights
 
 
 class PackageModelError(Exception):
@@ -68,16 +69,21 @@ def _locked(path: Path):
 
 
 def _built(target: Path) -> bool:
-    return (target / "config.json").is_file()  # written last by save_pretrained, then renamed into place
+    """Built and whole: config.json (written last by save_pretrained, then renamed into place) beside weight files
+    whose sizes agree with their headers (a file cut short since is built again, not loaded)."""
+    return (target / "config.json").is_file() and damaged_weights(target) is None
 
 
 def _build_once(target: Path, build: Callable[[Path], None] | None) -> None:
-    """Run build(tmp_dir) unless target exists; rename the finished folder into place."""
+    """Run build(tmp_dir) unless target exists whole; rename the finished folder into place."""
     if build is None or _built(target):
         return
     with _locked(target):
         if _built(target):
             return
+        if (target / "config.json").is_file():  # built once, damaged since: said, since the build takes a while
+            print(f"vramlab: the cached model {target} is damaged ({damaged_weights(target)}); building it again",
+                  file=sys.stderr)
         tmp = target.with_name(target.name + ".partial")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
