@@ -294,16 +294,27 @@ def _refuse_forced_replacement():
               "cells that have a result again; without them nothing is replaced: give -F, or leave replace out")
     if every and WITH_RESULT and not REPLACE:
         _stop(f"-F (or -R cell) would measure the {len(WITH_RESULT)} cells of '{NAME}' that have a result again and "
-              f"replace those results (in {RESULTS}/{NAME}/, the published reference where they are committed); to "
-              "measure them beside it give --config reproduce=true instead, to rebuild only the tables and charts "
-              "-R aggregate report, and to replace them --config replace=true")
+              f"replace those results (in {RESULTS}/{NAME}/, the published reference where they are committed); "
+              f"{_measured_beside('-R reproduce')}, to rebuild only the tables and charts -R aggregate report, and to "
+              "replace them --config replace=true")
     standing = [(option, n) for option, n in files if Path(n).is_file()]
     if standing and not REPLACE:
         option, first = standing[0]
+        again = f"{option} {RESULTS}/{NAME}/reproductions/{MACHINE}/{Path(first).name}" \
+            if Path(first).parent.name == NAME else "-R reproduce"  # an evaluation's file has no reproduction
         _stop(f"{option} {first} would measure its cell again and replace the result there ({len(standing)} result "
               f"file{'s' if len(standing) > 1 else ''} named; in {RESULTS}/{NAME}/, the published reference where they "
-              "are committed); to measure the cells beside it give --config reproduce=true instead, and to replace "
-              f"{'them' if len(standing) > 1 else 'it'} --config replace=true")
+              f"are committed); {_measured_beside(again)}, and to replace {'them' if len(standing) > 1 else 'it'} "
+              "--config replace=true")
+
+
+def _measured_beside(again):
+    """How to measure published cells again beside the reference: with reproduce=true (or by default, no matrix
+    named) the rule reproduce does it, which `again` forces; -R cell, the rule of the published results, cannot."""
+    if not REPRODUCE:
+        return "to measure them beside it give --config reproduce=true instead"
+    return (f"the reproduction measures them beside it, into {RESULTS}/{NAME}/reproductions/{MACHINE}/, by the rule "
+            f"reproduce, not cell: to measure that again give {again} instead")
 
 
 def _refuse_missing_submitter():
