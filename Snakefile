@@ -38,6 +38,7 @@ from harness.results.existing import review_cell, review_evaluation
 from harness.results.published_results import lost_published_problem
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
+from harness.results.reproduction_folders import reproduction_folder_problem
 from harness.workflow import check_config, check_configfiles, check_writable, default_matrix, flag
 from harness.workflow import cleanup_paths, elsewhere_note, flag_readings, only_prints, reproduction_targeted, rules_left_out
 from harness.core.environment_variables import check_all
@@ -196,6 +197,10 @@ if _UNREPRODUCIBLE:
           "skipped, which reproduces nothing; run it on a machine with a GPU (without reproduce=true, the published "
           "results are kept as they are)")
 REPRODUCTIONS = expand(f"{RESULTS}/{NAME}/reproductions/{MACHINE}/{{cell_id}}.json", cell_id=PUBLISHED)
+# a reproductions folder that is a link to the published results would be written among them, then compared with them
+_LINKED = reproduction_folder_problem(Path(RESULTS), NAME, MACHINE) if PUBLISHED else None
+if _LINKED:
+    _stop(_LINKED)
 COMPARISON = [f"{REPORTS}/{NAME}/reproductions/{MACHINE}/comparison.md"] if PUBLISHED else []
 # a run after one that reproduced every cell measures nothing: it says so, and gives the comparison again; told only
 # where the run's targets reach the reproduction (_prepare)
