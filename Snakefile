@@ -38,6 +38,7 @@ from harness.results.existing import review_cell, review_evaluation
 from harness.results.published_results import lost_published_problem
 from harness.stack.techniques import needs_cuda
 from harness.report.reproduce import machine_label
+from harness.results.reproduction_folders import reproduction_folder_problem
 from harness.workflow import check_config, check_configfiles, check_writable, default_matrix, flag
 from harness.workflow import cleanup_paths, elsewhere_note, flag_readings, only_prints, reproduction_targeted, rules_left_out
 from harness.core.environment_variables import check_all
@@ -196,6 +197,10 @@ if _UNREPRODUCIBLE:
           "skipped, which reproduces nothing; run it on a machine with a GPU (without reproduce=true, the published "
           "results are kept as they are)")
 REPRODUCTIONS = expand(f"{RESULTS}/{NAME}/reproductions/{MACHINE}/{{cell_id}}.json", cell_id=PUBLISHED)
+# a reproductions folder that is a link to the published results would be written among them, then compared with them
+_LINKED = reproduction_folder_problem(Path(RESULTS), NAME, MACHINE) if PUBLISHED else None
+if _LINKED:
+    _stop(_LINKED)
 COMPARISON = [f"{REPORTS}/{NAME}/reproductions/{MACHINE}/comparison.md"] if PUBLISHED else []
 # a run after one that reproduced every cell measures nothing: it says so, and gives the comparison again; told only
 # where the run's targets reach the reproduction (_prepare)
@@ -294,16 +299,27 @@ def _refuse_forced_replacement():
               "cells that have a result again; without them nothing is replaced: give -F, or leave replace out")
     if every and WITH_RESULT and not REPLACE:
         _stop(f"-F (or -R cell) would measure the {len(WITH_RESULT)} cells of '{NAME}' that have a result again and "
-              f"replace those results (in {RESULTS}/{NAME}/, the published reference where they are committed); to "
-              "measure them beside it give --config reproduce=true instead, to rebuild only the tables and charts "
-              "-R aggregate report, and to replace them --config replace=true")
+              f"replace those results (in {RESULTS}/{NAME}/, the published reference where they are committed); "
+              f"{_measured_beside('-R reproduce')}, to rebuild only the tables and charts -R aggregate report, and to "
+              "replace them --config replace=true")
     standing = [(option, n) for option, n in files if Path(n).is_file()]
     if standing and not REPLACE:
         option, first = standing[0]
+        again = f"{option} {RESULTS}/{NAME}/reproductions/{MACHINE}/{Path(first).name}" \
+            if Path(first).parent.name == NAME else "-R reproduce"  # an evaluation's file has no reproduction
         _stop(f"{option} {first} would measure its cell again and replace the result there ({len(standing)} result "
               f"file{'s' if len(standing) > 1 else ''} named; in {RESULTS}/{NAME}/, the published reference where they "
-              "are committed); to measure the cells beside it give --config reproduce=true instead, and to replace "
-              f"{'them' if len(standing) > 1 else 'it'} --config replace=true")
+              f"are committed); {_measured_beside(again)}, and to replace {'them' if len(standing) > 1 else 'it'} "
+              "--config replace=true")
+
+
+def _measured_beside(again):
+    """How to measure published cells again beside the reference: with reproduce=true (or by default, no matrix
+    named) the rule reproduce does it, which `again` forces; -R cell, the rule of the published results, cannot."""
+    if not REPRODUCE:
+        return "to measure them beside it give --config reproduce=true instead"
+    return (f"the reproduction measures them beside it, into {RESULTS}/{NAME}/reproductions/{MACHINE}/, by the rule "
+            f"reproduce, not cell: to measure that again give {again} instead")
 
 
 def _refuse_missing_submitter():

@@ -28,6 +28,7 @@ from harness.core.errors import UsageError
 from harness.estimate import host_budget_exceeded
 from harness.estimate.table import cell_estimate, render
 from harness.report.aggregate import load_results, tables
+from harness.results.results_dir_mistakes import results_dir_mistake
 from harness.spec.cells import Cell
 from harness.spec.matrix import available_matrices, expand, expand_spec
 
@@ -56,7 +57,21 @@ def results(matrix: str, results_dir: str | Path = "results", partial: bool = Tr
     cell would be pending, which reads as a matrix not run rather than a folder named wrong."""
     if not isinstance(partial, bool):  # partial="no" would be true
         raise UsageError(f"results: partial={partial!r}; give True or False")
-    return tables(load_results(_one_matrix("results", matrix), _results_folder(results_dir), partial))[0]
+    return tables(_load("results", matrix, results_dir, partial))[0]
+
+
+def _load(function: str, matrix: Any, results_dir: str | Path, partial: bool) -> list[tuple[Cell, Any]]:
+    """The matrix's cells with their results, once the matrix (read first, so that a name misspelt is told as such)
+    and the results folder are known to be ones that hold them."""
+    matrix = _one_matrix(function, matrix)
+    folder = _results_folder(results_dir, function)
+    found = load_results(matrix, folder, partial=True)
+    mistake = results_dir_mistake(folder, found[0][0].matrix, str(results_dir)) if found else None
+    if mistake:
+        raise UsageError(f"{function}: {mistake}")
+    if not partial and any(result is None for _, result in found):
+        load_results(matrix, folder, partial=False)  # raises, naming the first cell without a result
+    return found
 
 
 def _one_matrix(function: str, matrix: Any) -> str:
@@ -67,7 +82,7 @@ def _one_matrix(function: str, matrix: Any) -> str:
                      "path of its YAML file")
 
 
-def _results_folder(results_dir: str | Path, function: str = "results") -> Path:
+def _results_folder(results_dir: str | Path, function: str) -> Path:
     if not isinstance(results_dir, str | os.PathLike):
         raise UsageError(f"{function}: results_dir={results_dir!r}; give the folder that holds "
                          "<matrix>/<cell_id>.json, such as the checkout's results")
@@ -83,10 +98,10 @@ def steps(matrix: str, results_dir: str | Path = "results") -> pd.DataFrame:
     """Every optimizer step of the matrix's cells that have a result: `cell_id`, `name`, `step`, `seconds`, `loss`,
     and `warmup` (the steps left out of the timings). No result there of any cell is said with a warning, as an
     empty frame alone reads the same as a folder named wrong."""
-    folder = _results_folder(results_dir, "steps")
-    found = tables(load_results(_one_matrix("steps", matrix), folder, partial=True))[1]
+    found = tables(_load("steps", matrix, results_dir, partial=True))[1]
     if found.empty:
-        warnings.warn(f"steps: no cell of {matrix!r} has a result under {folder}; the frame is empty", stacklevel=2)
+        warnings.warn(f"steps: no cell of {matrix!r} has a result under {Path(results_dir)}; the frame is empty",
+                      stacklevel=2)
     return found
 
 

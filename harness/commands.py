@@ -52,6 +52,7 @@ from harness.results.freshness import check_folder, matrix_results, standing_sta
 from harness.results.freshness import supersede_stale as supersede_stale_results
 from harness.results.freshness_file import Verdict, read_freshness, write_freshness
 from harness.results.published_results import lost_published_problem
+from harness.results.reproduction_folders import reproduction_folder_problem
 from harness.results.schemas import SCHEMA_DIR, write_schemas
 from harness.results.store import FRESHNESS_FILE, migrate_files, result_files
 from harness.run import worker
@@ -353,7 +354,11 @@ def _machine(given: str | None, folder: str) -> str:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     machine = _machine(args.machine, "results/<matrix>/reproductions/")
-    _own_folders(args.matrix, expand(args.matrix)[0].matrix, args)
+    name = expand(args.matrix)[0].matrix
+    _own_folders(args.matrix, name, args)
+    problem = reproduction_folder_problem(Path(args.results_dir), name, machine)
+    if problem:  # before any file there is read as a reproduction, and a move of it advised
+        raise UsageError(problem)
     path = write_comparison(args.matrix, Path(args.results_dir), Path(args.reports_dir), machine)
     print(path.read_text().splitlines()[0])
     return 0

@@ -42,6 +42,27 @@ def test_every_cell_forced_is_refused(clone, forced):
     assert status(clone) == ""
 
 
+# t13-084: with --config reproduce=true, -R cell was refused with advice to give reproduce=true, which was given; the
+# reproduction's own rule is named instead, and the advice, followed, plans only reproductions
+@pytest.mark.parametrize(("forced", "again"), [(["-R", "cell"], "give -R reproduce instead"),
+                                               (["-F"], "give -R reproduce instead"),
+                                               (["-R", RESULT], f"/{CELL}.json instead")])
+def test_a_remake_forced_with_reproduce_true_is_sent_to_the_reproduce_rule(clone, forced, again):
+    done = snakemake(clone, "-n", *forced, "--config", "matrix=smoke", "reproduce=true")
+    assert done.returncode == 2, done.stderr[-3000:]
+    said = last_line(done)
+    assert "by the rule reproduce, not cell: to measure that again" in said and again in said, said
+    assert "give --config reproduce=true" not in said, said
+    assert status(clone) == ""
+
+
+def test_the_advice_to_force_the_reproduce_rule_plans_only_reproductions(clone):  # t13-084, followed
+    done = snakemake(clone, "-n", "-R", "reproduce", "--config", "matrix=smoke", "reproduce=true")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "rule reproduce:" in done.stdout and "rule cell:" not in done.stdout, done.stdout[-3000:]
+    assert status(clone) == ""
+
+
 @pytest.mark.parametrize(("option", "said"), [(["--all-temp"], "--all-temp would make every output temporary"),
                                               (["--omit-flags", "update"], "--omit-flags update: the workflow's"),
                                               (["--omit-flags", "ancient"], "--omit-flags ancient: the workflow's"),

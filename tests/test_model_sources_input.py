@@ -5,6 +5,8 @@ The cases come from the bad-input trials (tests/bad_input_trials/); a comment ab
 
 from __future__ import annotations
 
+import json
+import struct
 import time
 from pathlib import Path
 
@@ -148,6 +150,21 @@ def test_a_model_prefix_with_nothing_after_it_is_named(tmp_path, capsys, model, 
     refused(["validate", str(path)], capsys, said)
 
 
+# t13-070: `tokenizer-check gguf:` read the empty path as "." ("is a folder, not a GGUF file"); every command that
+# takes a gguf: or package: source says its empty part as validate does
+@pytest.mark.parametrize("command", ["tokenizer-check", "prepare-model"])
+@pytest.mark.parametrize(("source", "said"), [
+    pytest.param("gguf:", "'gguf:' names nothing after its prefix (the file's path is empty)", id="t13-070"),
+    pytest.param("gguf: ", "'gguf: ' names nothing after its prefix (the file's path is empty)", id="space"),
+    pytest.param("package:", "'package:' names no package", id="package"),
+])
+def test_a_command_given_a_model_prefix_with_nothing_after_it_names_it(tmp_path, monkeypatch, capsys, command,
+                                                                        source, said):
+    monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path / "cache"))
+    refused([command, source], capsys, said)
+    assert not (tmp_path / "cache").exists()
+
+
 def test_a_model_config_with_a_size_that_is_none_is_refused(tmp_path, capsys):
     folder = tmp_path / "model"
     folder.mkdir()
@@ -162,3 +179,65 @@ def test_a_gguf_that_is_no_file_is_said_to_be_what_it_is(tmp_path, capsys, which
     path, _ = odd_files(tmp_path)[which]
     text = TINY2.replace('"arch:tiny-llama"', f'"gguf:{path}"') % ("", "")
     refused(["validate", matrix_at(tmp_path, text)], capsys, f"{path} is a ")
+
+
+def _safetensors(path: Path, cut: int = 0) -> None:
+    """A whole one-tensor safetensors file (two float32 numbers), less its last `cut` bytes."""
+    header = json.dumps({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}).encode()
+    data = struct.pack("<Q", len(header)) + header + struct.pack("<2f", 1.0, 2.0)
+    path.write_bytes(data[:len(data) - cut])
+
+
+# t13-074: a cached model whose model.safetensors was cut short passed for a built one (config.json there)
+@pytest.mark.parametrize(("damage", "said"), [
+    pytest.param(None, None, id="whole"),
+    pytest.param("cut-in-data", "model.safetensors: 73 bytes where its header gives 77", id="t13-074"),
+    pytest.param("cut-in-header", "model.safetensors: 20 bytes, shorter than the header it begins with says",
+                 id="t13-074-header"),
+    pytest.param("no-weights", "it holds no .safetensors weight file", id="no-weights"),
+    pytest.param("shard-missing", "model-00002-of-00002.safetensors: missing", id="shard-missing"),
+])
+def test_damaged_weights_of_a_model_folder_are_told_from_their_headers(tmp_path, damage, said):
+    from harness.stack.models.weight_files import damaged_weights
+
+    if damage == "shard-missing":
+        _safetensors(tmp_path / "model-00001-of-00002.safetensors")
+        (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {
+            "a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}))
+    elif damage != "no-weights":
+        _safetensors(tmp_path / "model.safetensors", {"cut-in-data": 4, "cut-in-header": 57}.get(damage or "", 0))
+    problem = damaged_weights(tmp_path)
+    assert problem == said if said is None else problem is not None and problem.startswith(said), problem
+
+
+# t13-074: prepare-model (and a cell, which resolves its model the same way) builds a damaged cached model again,
+# saying so, instead of printing it as ready
+def test_a_damaged_cached_model_is_built_again_and_said(tmp_path, capsys):
+    from harness.stack.models import sources
+
+    target = tmp_path / "arch" / "tiny-seed0"
+    target.mkdir(parents=True)
+    (target / "config.json").write_text("{}")
+    _safetensors(target / "model.safetensors", cut=4)
+
+    def build(folder: Path) -> None:
+        (folder / "config.json").write_text("{}")
+        _safetensors(folder / "model.safetensors")
+
+    sources._build_once(target, build)
+    assert "is damaged (model.safetensors: 73 bytes where its header gives 77" in capsys.readouterr().err
+    assert sources._built(target) and (target / "model.safetensors").stat().st_size == 77
+    sources._build_once(target, lambda folder: pytest.fail("a whole model is not built again"))
+
+
+@pytest.mark.slow
+def test_prepare_model_rebuilds_a_cached_model_cut_short(tmp_path, monkeypatch, capsys):  # t13-074, as recorded
+    monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path / "cache"))
+    assert main(["prepare-model", "arch:tiny-llama"]) == 0
+    folder = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    whole = (folder / "model.safetensors").stat().st_size
+    with open(folder / "model.safetensors", "r+b") as handle:
+        handle.truncate(100)
+    assert main(["prepare-model", "arch:tiny-llama"]) == 0
+    assert f"the cached model {folder} is damaged" in capsys.readouterr().err
+    assert (folder / "model.safetensors").stat().st_size == whole

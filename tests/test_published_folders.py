@@ -43,6 +43,33 @@ def test_a_cache_inside_a_published_folder_isrefused(checkout, monkeypatch, insi
         check_all()
 
 
+# t13-029, t13-031: VRAMLAB_CACHE at the checkout's results/ root (a model folder there looks like a matrix "arch")
+# or in ablations/; t13-079, t13-080: VRAMLAB_LEASES and VRAMLAB_STATUS_FILE inside published folders, taken without
+# a word where the cache there is refused
+@pytest.mark.parametrize(("name", "value", "says"), [
+    pytest.param("VRAMLAB_CACHE", "results", "results/, the checkout's folder of published results; give a cache",
+                 id="t13-029"),
+    pytest.param("VRAMLAB_CACHE", "ablations/cache", "ablations/, the checkout's folder of matrix files",
+                 id="t13-031"),
+    pytest.param("VRAMLAB_CACHE", "reports", "reports/, the checkout's folder of published reports", id="reports"),
+    pytest.param("VRAMLAB_LEASES", "results/smoke", "results/smoke/, a folder of published results or reports; "
+                 "give a leases folder outside it", id="t13-079"),
+    pytest.param("VRAMLAB_STATUS_FILE", "reports/smoke/status.json", "reports/smoke/, a folder of published results "
+                 "or reports; it is the status file", id="t13-080"),
+])
+def test_vramlabs_own_files_among_the_checkouts_published_ones_are_refused(checkout, monkeypatch, name, value, says):
+    monkeypatch.setenv(name, str(checkout / value))
+    with pytest.raises(UsageError, match=rf"^{name}=.* lies in .*{says}"):
+        check_all()
+
+
+def test_a_folder_named_like_a_checkouts_beside_no_checkout_takes_a_cache(tmp_path, monkeypatch):
+    # an ablations/ of one's own (no results/ or reports/ beside it) is no checkout's folder of matrix files
+    (tmp_path / "ablations").mkdir()
+    monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path / "ablations" / "cache"))
+    check_all()
+
+
 @pytest.mark.parametrize(("key", "folder"), [("results_dir", "results/smoke/mine"), ("reports_dir", "reports/smoke"),
                                              ("results_dir", "reports/estimate/x")])
 def test_snakemakes_output_folders_inside_a_published_folder_arerefused(checkout, key, folder):

@@ -41,6 +41,27 @@ def test_an_existing_results_dir_without_the_matrix_still_lists_its_cells_pendin
     assert set(api.results("smoke", results_dir=tmp_path).status) == {"pending"}
 
 
+# t13-103: the matrix's own folder (results/smoke, holding its 8 results) gave 8 'pending' rows; t13-047: the reports
+# folder (reports/smoke holds cells.csv, no result file) did too
+@pytest.mark.parametrize(("folder", "said"), [
+    pytest.param("results/smoke", r"results_dir 'results/smoke' is the folder of 'smoke' itself \(it holds its "
+                 r"result files\); give the folder above it, '.*results', which holds smoke/", id="t13-103"),
+    pytest.param("reports", r"results_dir 'reports': reports/smoke holds the reports of 'smoke' \(cells.csv, "
+                 r".*\), not its result files; give the folder of results", id="t13-047"),
+])
+@pytest.mark.parametrize("function", ["results", "steps"])
+def test_a_results_dir_one_level_off_raises_naming_it_instead_of_every_cell_pending(monkeypatch, folder, said,
+                                                                                     function):
+    monkeypatch.chdir(REPO)
+    with pytest.raises(UsageError, match=rf"^{function}: {said}"):
+        getattr(api, function)("smoke", results_dir=folder)
+
+
+def test_a_folder_named_as_the_matrix_that_holds_its_folder_is_a_results_folder(tmp_path):
+    (tmp_path / "smoke" / "smoke").mkdir(parents=True)  # results_dir named like the matrix, holding smoke/ as it should
+    assert set(api.results("smoke", results_dir=tmp_path / "smoke").status) == {"pending"}
+
+
 def test_an_estimate_over_its_host_budget_does_not_fit():
     settings = {"model": "arch:qwen3-8b", "device": "cuda", "quantization": "nf4", "checkpointing": "offload",
                 "context": 20480}

@@ -171,6 +171,24 @@ def test_compare_refuses_another_cells_result_as_a_reproduction(tmp_path):
     assert not (tmp_path / "reports").exists()
 
 
+# t13-059: reproductions/vm a link to the published results/smoke (or into it, or to the folder above): compare read
+# the published results as the reproduction and advised moving one of them (through the link) out of results/smoke/
+@pytest.mark.parametrize("link", [pytest.param("../../smoke", id="t13-059"), pytest.param("..", id="reproductions"),
+                                  pytest.param("../../../results", id="results")])
+def test_compare_refuses_a_reproductions_folder_that_resolves_to_the_published_results(tmp_path, monkeypatch, capsys,
+                                                                                      link):
+    results = tmp_path / "results"
+    copy_repository_files(REPO / "results" / "smoke", results / "smoke")
+    (results / "smoke" / "reproductions").mkdir()
+    (results / "smoke" / "reproductions" / "vm").symlink_to(link)
+    before = files_in(results)
+    monkeypatch.chdir(REPO)
+    err = refused(["compare", "smoke", "--machine", "vm", "--results-dir", str(results), "--reports-dir",
+                   str(tmp_path / "reports")], capsys, "results/smoke/reproductions/vm is a link that resolves to")
+    assert "so they would be compared with themselves" in err and "move it" not in err, err
+    assert files_in(results) == before and not (tmp_path / "reports").exists()
+
+
 # C36, C45: claims from a results folder that is missing, or holds none of the claims' results, replaces nothing
 @pytest.mark.parametrize("given", ["nonexistent", "results/smoke"])
 def test_claims_from_a_folder_without_their_results_is_refused(tmp_path, given):

@@ -323,12 +323,20 @@ def test_check_tells_a_foreign_json_file_as_no_vramlab_result(tmp_path, capsys, 
     assert f"{path}: not a vramlab result file" in err and "newer" not in err, err
 
 
-def test_an_unknown_schema_version_keeps_the_newer_vramlab_hint(tmp_path, capsys):
+# t13-066: schema_version 0 (older than any) or a word was guessed to come from "a newer vramlab"
+@pytest.mark.parametrize(("version", "says"), [
+    pytest.param(0, "schema_version: 0 is older than any schema vramlab has written (this vramlab reads schemas 1 "
+                 "to 3)", id="t13-066"),
+    pytest.param(-2, "schema_version: -2 is older than any schema", id="negative"),
+    pytest.param("x", 'schema_version: "x" is not a schema number (this vramlab reads schemas 1 to 3', id="word"),
+])
+def test_an_unknown_schema_version_names_the_range_and_guesses_no_newer_vramlab(tmp_path, capsys, version, says):
     path = tmp_path / "odd.json"
-    path.write_text(json.dumps({"schema_version": "x"}))
-    assert cli.main(["check", str(path)]) != 0
-    assert "schema_version: 'x' is not one this vramlab reads (1 to 3); a newer vramlab wrote it?" in \
-        capsys.readouterr().err
+    path.write_text(json.dumps({"schema_version": version}))
+    assert cli.main(["migrate", str(path)]) != 0
+    err = capsys.readouterr().err
+    assert says in err and "newer vramlab wrote" not in err, err
+    assert json.loads(path.read_text()) == {"schema_version": version}  # kept as it was
 
 
 @pytest.mark.parametrize("which", ["zero", "folder"])

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from harness.core.errors import UsageError
+from harness.report.reproduce import machine_label
 from harness.workflow import check_config, check_writable
+from tests import checkout_copy
 from tests.conftest import REPO, copy_repository_files
 from tests.refusals import base_matrix, snakemake, tiny_at
 
@@ -296,3 +298,16 @@ def test_touch_says_it_makes_no_report(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "vramlab: --touch marks the outputs as up to date without running any job: no cell is measured and no " \
            "report is made or rebuilt" in done.stderr, done.stderr[-2000:]
+
+
+# t13-059 (the workflow's side): a reproductions/<machine> folder linked to the published results/smoke would have the
+# reproduce rule write its measurements among them; refused before any job, naming the link
+@pytest.mark.slow
+def test_a_reproduction_into_a_link_to_the_published_results_is_refused(tmp_path):
+    clone = checkout_copy.copy_checkout(tmp_path / "clone")
+    (clone / "results" / "smoke" / "reproductions").mkdir()
+    (clone / "results" / "smoke" / "reproductions" / machine_label()).symlink_to("../../smoke")
+    done = checkout_copy.snakemake(clone, "-n", "--config", "matrix=smoke", "reproduce=true")
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert f"results/smoke/reproductions/{machine_label()} is a link that resolves to" in done.stderr.splitlines()[-1]
+    assert checkout_copy.status(clone) == ""  # (reproductions/ is ignored by git: the link itself is not listed)

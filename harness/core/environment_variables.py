@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from harness.core.errors import UsageError
-from harness.core.path_problems import published_folder
+from harness.core.path_problems import published_place
 from harness.core.suggest import did_you_mean
 
 MAX_CELLS = "VRAMLAB_MAX_CELLS"
@@ -200,6 +200,8 @@ def leases_folder() -> Path | None:
     made where it is missing, but only inside an existing folder: a mistyped parent would become a tree of folders
     holding leases that no other run sees."""
     path = folder(LEASES, None, must_exist=False)
+    if path is not None:
+        outside_published(LEASES, path, "give a leases folder outside it (unset it for the default)")
     if path is not None and not path.exists() and not path.parent.is_dir():
         raise UsageError(f"{LEASES}={str(path)[:80]!r}: its folder {str(path.parent)[:80]} does not exist; give a "
                          "folder that exists or one inside an existing folder (unset it for the default)")
@@ -221,11 +223,17 @@ def notes() -> list[str]:
 
 def cache_folder() -> Path:
     path = folder(CACHE, Path.home() / ".cache" / "vramlab", must_exist=False) or Path()
-    published = published_folder(path)
-    if published is not None:  # models and bytecode among published files: `vramlab check` fails, git shows them
-        raise UsageError(f"{CACHE}={str(path)[:200]} lies in {published}/, a folder of published results or reports; "
-                         "give a cache folder outside it")
+    outside_published(CACHE, path, "give a cache folder outside it")
     return path
+
+
+def outside_published(name: str, path: Path, fix: str) -> None:
+    """Refuses a folder of vramlab's own among a checkout's published files, saying `fix`: models, bytecode or
+    leases there would be taken for a matrix's results (`vramlab check` fails, `matrices` lists them), and git shows
+    them."""
+    place = published_place(path)
+    if place is not None:
+        raise UsageError(f"{name}={str(path)[:200]} lies in {place}; {fix}")
 
 
 def ablations_folder() -> Path | None:
@@ -274,6 +282,8 @@ def internal_paths() -> None:
             flaw = ("is relative" if not path.is_absolute() else "is a folder" if path.is_dir()
                     else "lies in no existing folder")
             raise UsageError(f"{name}={text[:80]!r} {flaw}; it is {what}, which vramlab sets itself: unset it")
+        if name == STATUS_FILE:  # the supervisor's own is a temporary file; one among published files is a mistake
+            outside_published(name, path, f"it is {what}, which vramlab sets itself: unset it")
 
 
 def check_all() -> None:

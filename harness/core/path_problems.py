@@ -111,6 +111,34 @@ def published_folder(path: Path) -> Path | None:
     return None
 
 
+# a checkout's folders that hold only what is published there (folders of matrices' results and reports, the matrix
+# files): a cache or a run's own files at their top would be read as a matrix's folder or mixed with the matrices
+CHECKOUT_FOLDERS = {"results": "the checkout's folder of published results",
+                    "reports": "the checkout's folder of published reports",
+                    "ablations": "the checkout's folder of matrix files"}
+
+
+def published_place(path: Path) -> str | None:
+    """Where `path` lies among a checkout's published files, in words ("<folder>/, a folder of ..."), or None: a
+    matrix's published folder (published_folder), or the checkout's results/, reports/ or ablations/ itself or any
+    folder under it. For what vramlab keeps for itself (a cache, leases, a status file), never for a new matrix's
+    output, which belongs in results/<name>/."""
+    published = published_folder(path)
+    if published is not None:
+        return f"{published}/, a folder of published results or reports"
+    resolved = Path(path).resolve()
+    for above in [resolved, *resolved.parents]:
+        checkout = above.parent
+        if above.name in CHECKOUT_FOLDERS and above.is_dir() and _is_checkout(checkout):
+            return f"{above}/, {CHECKOUT_FOLDERS[above.name]}"
+    return None
+
+
+def _is_checkout(folder: Path) -> bool:
+    """A folder with ablations/ and results/ or reports/ beside it (an ablations/ alone may be anyone's)."""
+    return (folder / "ablations").is_dir() and any((folder / name).is_dir() for name in PUBLISHED_PARENTS)
+
+
 def explain_os_error(err: OSError) -> str:
     """One line for an OSError a command met on a path it was given."""
     if err.filename and err.errno in (errno.EEXIST, errno.ENOTDIR):

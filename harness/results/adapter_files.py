@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import struct
 from pathlib import Path
+
+from harness.core.safetensors_header import safetensors_problem
 
 
 def _files(folder: Path) -> list[Path]:
@@ -24,25 +25,13 @@ def adapter_digest(folder: Path) -> str:
 
 def _file_problem(path: Path) -> str | None:
     """Why a JSON or safetensors file of an adapter cannot be read, or None."""
-    data = path.read_bytes()
     if path.suffix == ".json":
         try:
-            json.loads(data)
+            json.loads(path.read_bytes())
         except ValueError as err:
             return f"not valid JSON ({str(err)[:80]})"
     elif path.suffix == ".safetensors":
-        if len(data) < 8:
-            return f"{len(data)} bytes, shorter than a safetensors header"
-        (size,) = struct.unpack("<Q", data[:8])
-        if 8 + size > len(data):
-            return f"its header says {size:,} bytes follow, but the file ends after {len(data) - 8:,}: cut short"
-        try:
-            tensors = json.loads(data[8:8 + size])
-        except ValueError:
-            return "its header is not the JSON a safetensors file starts with"
-        ends = [t["data_offsets"][1] for t in tensors.values() if isinstance(t, dict) and "data_offsets" in t]
-        if ends and 8 + size + max(ends) > len(data):
-            return f"its tensors end at byte {8 + size + max(ends):,}, but the file at {len(data):,}: cut short"
+        return safetensors_problem(path)
     return None
 
 

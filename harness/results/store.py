@@ -223,6 +223,14 @@ def _number_meant(version: Any) -> str | None:
     return None
 
 
+def _unknown_schema(version: Any) -> str:
+    """What a schema_version that is neither one this vramlab reads nor a newer one's is: a whole number below the
+    first schema (older than any vramlab wrote; a newer one's is told by _refuse_newer), or no schema number."""
+    if isinstance(version, int) and not isinstance(version, bool):
+        return f"{version} is older than any schema vramlab has written"
+    return f"{json.dumps(version)[:40]} is not a schema number"
+
+
 def parse(path: Path, data: Any) -> CellResult | EvaluationResult:
     """Validate what a file holds as the result kind it says it is."""
     if not isinstance(data, dict):
@@ -246,8 +254,9 @@ def parse(path: Path, data: Any) -> CellResult | EvaluationResult:
                                   f"has: a later result relabelled? Its schema_version is {CELL_SCHEMA_VERSION} if "
                                   "it was written so")
         if version not in MIGRATIONS and version != CELL_SCHEMA_VERSION:
-            raise ResultFileError(f"{path}: schema_version: {version!r} is not one this vramlab reads "
-                                  f"(1 to {CELL_SCHEMA_VERSION}); a newer vramlab wrote it?")
+            raise ResultFileError(f"{path}: schema_version: {_unknown_schema(version)} (this vramlab reads schemas "
+                                  f"1 to {CELL_SCHEMA_VERSION}); the file was edited after vramlab wrote it, or no "
+                                  "vramlab wrote it")
         while version in MIGRATIONS:
             data = MIGRATIONS[version](data)
             version = data["schema_version"]

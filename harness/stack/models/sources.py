@@ -24,6 +24,7 @@ from harness.stack.models.gguf_tokenizer import gguf_tokenizer
 from harness.stack.models.hub import UNPINNED, is_hub_id, snapshot
 from harness.stack.models.parts import SPLIT_GGUF, Part, SplitGGUF
 from harness.stack.models.presets import preset
+from harness.stack.models.weight_files import damaged_weights
 
 
 class PackageModelError(Exception):
@@ -68,16 +69,21 @@ def _locked(path: Path):
 
 
 def _built(target: Path) -> bool:
-    return (target / "config.json").is_file()  # written last by save_pretrained, then renamed into place
+    """Built and whole: config.json (written last by save_pretrained, then renamed into place) beside weight files
+    whose sizes agree with their headers (a file cut short since is built again, not loaded)."""
+    return (target / "config.json").is_file() and damaged_weights(target) is None
 
 
 def _build_once(target: Path, build: Callable[[Path], None] | None) -> None:
-    """Run build(tmp_dir) unless target exists; rename the finished folder into place."""
+    """Run build(tmp_dir) unless target exists whole; rename the finished folder into place."""
     if build is None or _built(target):
         return
     with _locked(target):
         if _built(target):
             return
+        if (target / "config.json").is_file():  # built once, damaged since: said, since the build takes a while
+            print(f"vramlab: the cached model {target} is damaged ({damaged_weights(target)}); building it again",
+                  file=sys.stderr)
         tmp = target.with_name(target.name + ".partial")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
@@ -241,8 +247,22 @@ def _version(distribution: str) -> str | None:
         return None
 
 
+def empty_source_problem(source: str) -> str | None:
+    """What a package: or gguf: source with nothing (or only spaces) after its prefix lacks, or None: an empty path
+    would be read as the current folder (".") and an empty package name as a package named ''."""
+    prefix, colon, rest = source.partition(":")
+    if not colon or prefix not in ("package", "gguf") or rest.strip():
+        return None
+    if prefix == "gguf":
+        return f"{source!r} names nothing after its prefix (the file's path is empty); write gguf:/path/to/model.gguf"
+    return f"{source!r} names no package; write package:<name>, such as package:{SMOKE_PACKAGE}"
+
+
 def source_gguf(source: str) -> Path:
     """The GGUF file of a package: or gguf: source (a package made of parts is assembled first)."""
+    empty = empty_source_problem(source)
+    if empty is not None:
+        raise ValueError(empty)
     if source.startswith("package:"):
         return package_gguf(source[len("package:"):])
     if source.startswith("gguf:"):
@@ -262,6 +282,9 @@ TokenizerMaker = Callable[[], Any]  # the tokenizer a build saves beside the wei
 
 def _plan(source: str, seed: int, revision: str = UNPINNED) \
         -> tuple[ResolvedModel, Builder | None, TokenizerMaker | None]:
+    empty = empty_source_problem(source)
+    if empty is not None:
+        raise ValueError(empty)
     if source.startswith("arch:"):
         return _arch(source[len("arch:"):], seed)
     if source.startswith("package:") and source[len("package:"):] in SPLIT_GGUF:
