@@ -53,6 +53,7 @@ from harness.results.freshness import supersede_stale as supersede_stale_results
 from harness.results.freshness_file import Verdict, read_freshness, write_freshness
 from harness.results.published_results import lost_published_problem
 from harness.results.reproduction_folders import reproduction_folder_problem
+from harness.results.results_dir_mistakes import results_dir_mistake
 from harness.results.schemas import SCHEMA_DIR, write_schemas
 from harness.results.store import FRESHNESS_FILE, migrate_files, result_files
 from harness.run import worker
@@ -505,6 +506,9 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     if marked is not None:
         print(f"vramlab: {marked} is marked read-only (no write permission), but this process runs as root, which "
               "may write it all the same: its reports are made again there from the result files", file=sys.stderr)
+    mistake = results_dir_mistake(Path(args.results_dir), Path(args.matrix).stem, args.results_dir)
+    if mistake:  # else every cell would be pending, which reads as a matrix not run
+        raise UsageError(f"aggregate: {mistake.replace('results_dir', '--results-dir', 1)}")
     aggregate(args.matrix, Path(args.results_dir), Path(args.reports_dir), partial=args.partial)
     return 0
 

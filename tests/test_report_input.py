@@ -415,7 +415,7 @@ def test_report_sets_tables_that_agree_with_their_results(tmp_path):
 # deletes none of the report's committed files
 @pytest.mark.slow
 def test_snakemake_rebuild_of_a_report_over_an_edited_table_keeps_every_file(tmp_path):
-    results, reports = _published(tmp_path, "smoke")
+    _, reports = _published(tmp_path, "smoke")
     _edited("cells.csv", "tokens_per_second", lambda v: str(float(v) * 10))(reports / "smoke")
     before = files_in(reports)
     done = snakemake(tmp_path, "--cores", "1", "-R", "report", "--allowed-rules", "report", "all",
@@ -423,3 +423,11 @@ def test_snakemake_rebuild_of_a_report_over_an_edited_table_keeps_every_file(tmp
     assert done.returncode != 0
     assert "cells.csv is not what the result files" in done.stdout + done.stderr
     assert files_in(reports) == before
+
+
+# the command line's twin of t13-047: `aggregate --partial` given the reports folder for the results would make
+# every cell pending, which reads as a matrix not run; refused naming the folder, nothing written
+def test_aggregate_given_the_reports_folder_for_its_results_is_refused(tmp_path):
+    done = vramlab("aggregate", "smoke", "--partial", "--results-dir", "reports", "--reports-dir", str(tmp_path / "r"))
+    one_line(done, "--results-dir 'reports': reports/smoke holds the reports of 'smoke'")
+    assert not (tmp_path / "r").exists()
