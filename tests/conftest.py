@@ -34,6 +34,15 @@ def cache_dir(tmp_path_factory, request) -> Path:
     return path
 
 
+@pytest.fixture
+def spare_cache(tmp_path) -> Path:
+    """A cache of this test's own, for tests that wait for, count or stop warm-start spares: the spares live in the
+    cache, and under `pytest -n N` the session's shared cache holds those of the tests running beside it."""
+    path = tmp_path / "cache"
+    path.mkdir()
+    return path
+
+
 # one tiny cell (random weights, real stack) on the CPU: format with cells="  - {name: x, context: 32}"
 TINY = """
 fixed:

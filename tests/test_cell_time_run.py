@@ -16,7 +16,7 @@ from tests.conftest import REPO, TINY, write_matrix
 from tests.test_warm_start import _spares, gone
 
 
-def run_benchmark(tmp_path, cache_dir, *options: str) -> tuple:
+def run_benchmark(tmp_path, spare_cache, *options: str) -> tuple:
     """cell_time_run.py on cells a, b and primer p of a tiny CPU matrix, its before tree a copy of this harness:
     (its output folder, the matrix file)."""
     before = tmp_path / "before"
@@ -24,7 +24,7 @@ def run_benchmark(tmp_path, cache_dir, *options: str) -> tuple:
     matrix = write_matrix(tmp_path, TINY.format(cells="  - {name: a, context: 32}\n  - {name: b, context: 40}\n"
                                                       "  - {name: p, context: 24}"))
     out = tmp_path / "out"
-    env = {**os.environ, "VRAMLAB_CACHE": str(cache_dir), "PYTHONPATH": str(REPO), "VRAMLAB_WARM_START_CPU": "1",
+    env = {**os.environ, "VRAMLAB_CACHE": str(spare_cache), "PYTHONPATH": str(REPO), "VRAMLAB_WARM_START_CPU": "1",
            "VRAMLAB_SPARE_IDLE": "4"}
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "cell_time_run.py"), str(matrix),
                            "--before-tree", str(before), "--out", str(out), "--primer", "p", "--cell", "a",
@@ -35,8 +35,8 @@ def run_benchmark(tmp_path, cache_dir, *options: str) -> tuple:
 
 
 @pytest.mark.slow
-def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, cache_dir):
-    out, _ = run_benchmark(tmp_path, cache_dir, "--before-commit", "0123456")
+def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, spare_cache):
+    out, _ = run_benchmark(tmp_path, spare_cache, "--before-commit", "0123456")
     walls = (out / "walls.tsv").read_text().splitlines()
     assert [line.split("\t")[0] for line in walls] == ["variant", "before", "after", "before", "after"]
     for cell_id in {line.split("\t")[1] for line in walls[1:]}:
@@ -49,12 +49,12 @@ def test_cells_run_before_and_after_interleaved_and_are_compared(tmp_path, cache
         (primed,) = (out / "primer" / side).glob("*.json")
         assert json.loads(primed.read_text())["records"]["process"]["start"] == "fresh"
     assert "# Cell time before and after: 2 cells" in (out / "comparison.md").read_text()
-    assert all(gone(pid) for pid in _spares(cache_dir, "any"))
+    assert all(gone(pid) for pid in _spares(spare_cache, "any"))
 
 
 @pytest.mark.slow
-def test_cells_dealt_to_two_streams_on_one_gpu_are_gathered_and_compared(tmp_path, cache_dir):
-    out, matrix = run_benchmark(tmp_path, cache_dir, "--gpus", "1", "--per-gpu", "2")
+def test_cells_dealt_to_two_streams_on_one_gpu_are_gathered_and_compared(tmp_path, spare_cache):
+    out, matrix = run_benchmark(tmp_path, spare_cache, "--gpus", "1", "--per-gpu", "2")
     # one cell per stream, each stream's before and after runs in its own folder, gathered into one; the two
     # streams share a device, and each after cell still found its own stream's spare (neither took or stopped
     # the other's)
@@ -73,4 +73,4 @@ def test_cells_dealt_to_two_streams_on_one_gpu_are_gathered_and_compared(tmp_pat
     assert primed == [[f"{cells['p']}.json"]] * 2
     assert not (out / "stream-1" / "primer").exists()
     assert "# Cell time before and after: 2 cells" in (out / "comparison.md").read_text()
-    assert all(gone(pid) for pid in _spares(cache_dir, "any"))
+    assert all(gone(pid) for pid in _spares(spare_cache, "any"))

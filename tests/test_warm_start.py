@@ -87,27 +87,27 @@ def test_what_a_spare_imports_ahead_starts_no_cuda_and_only_a_hugging_face_spare
 
 
 @pytest.mark.slow
-def test_a_cpu_cell_starts_fresh_whatever_is_asked(tmp_path, cache_dir):
-    matrix, (first, second) = _cells(tmp_path, cache_dir, 36, 52)
-    env = {k: v for k, v in _env(cache_dir).items() if k != "VRAMLAB_WARM_START_CPU"}
+def test_a_cpu_cell_starts_fresh_whatever_is_asked(tmp_path, spare_cache):
+    matrix, (first, second) = _cells(tmp_path, spare_cache, 36, 52)
+    env = {k: v for k, v in _env(spare_cache).items() if k != "VRAMLAB_WARM_START_CPU"}
     for cell in (first, second):
         done = _run_cell(tmp_path, matrix, cell, env)
         assert done.returncode == 0, done.stderr[-3000:]
         assert _result(tmp_path, cell)["records"]["process"]["start"] == "fresh"
-    assert all(gone(pid) for pid in _spares(cache_dir, "any"))
+    assert all(gone(pid) for pid in _spares(spare_cache, "any"))
 
 
 @pytest.mark.slow
-def test_a_gpu_cell_on_a_machine_without_one_is_skipped_without_a_spare(tmp_path, cache_dir):
+def test_a_gpu_cell_on_a_machine_without_one_is_skipped_without_a_spare(tmp_path, spare_cache):
     from harness.core.environment import cuda_present
 
     if cuda_present():
         pytest.skip("this machine has a GPU")
     matrix = write_matrix(tmp_path, TINY.format(cells="  - {name: gpu, context: 32, device: cuda}"))
-    listed = run_vramlab("cells", str(matrix), "--json", cwd=tmp_path, cache=cache_dir)
+    listed = run_vramlab("cells", str(matrix), "--json", cwd=tmp_path, cache=spare_cache)
     cell = json.loads(listed.stdout.splitlines()[0])["cell_id"]
-    env = {k: v for k, v in _env(cache_dir).items() if k != "VRAMLAB_WARM_START_CPU"}
-    launches = cache_dir / "spares" / "spares.log"  # a line for every spare started
+    env = {k: v for k, v in _env(spare_cache).items() if k != "VRAMLAB_WARM_START_CPU"}
+    launches = spare_cache / "spares" / "spares.log"  # a line for every spare started
     size = launches.stat().st_size if launches.exists() else None
     done = _run_cell(tmp_path, matrix, cell, env)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -123,12 +123,12 @@ def test_a_process_that_imported_what_unsloth_patches_is_no_spare_for_an_unsloth
 
 
 @pytest.mark.slow
-def test_the_next_cell_runs_in_the_spare_the_previous_one_left(tmp_path, cache_dir):
-    matrix, (first, second) = _cells(tmp_path, cache_dir, 32, 48)
-    env = _env(cache_dir)
+def test_the_next_cell_runs_in_the_spare_the_previous_one_left(tmp_path, spare_cache):
+    matrix, (first, second) = _cells(tmp_path, spare_cache, 32, 48)
+    env = _env(spare_cache)
     done = _run_cell(tmp_path, matrix, first, env)
     assert done.returncode == 0, done.stderr[-3000:]
-    spare = _wait_for_spare(cache_dir)
+    spare = _wait_for_spare(spare_cache)
     done = _run_cell(tmp_path, matrix, second, env, "--log", str(tmp_path / "second.log"))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "cell c48: ok" in done.stderr  # the console line, written by the spare to this client's stream
@@ -146,35 +146,35 @@ def test_the_next_cell_runs_in_the_spare_the_previous_one_left(tmp_path, cache_d
     assert "(c48): ok" in (tmp_path / "second.log").read_text()
     # the spare this cell left ends by itself once nobody claims it
     deadline = time.monotonic() + 60 + float(IDLE)
-    while any(not gone(pid) for pid in _spares(cache_dir, "any")) and time.monotonic() < deadline:
+    while any(not gone(pid) for pid in _spares(spare_cache, "any")) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert all(gone(pid) for pid in _spares(cache_dir, "any"))
+    assert all(gone(pid) for pid in _spares(spare_cache, "any"))
 
 
 @pytest.mark.slow
-def test_a_spare_serves_only_a_client_with_its_environment(tmp_path, cache_dir):
-    matrix, (first, second) = _cells(tmp_path, cache_dir, 40, 56)
+def test_a_spare_serves_only_a_client_with_its_environment(tmp_path, spare_cache):
+    matrix, (first, second) = _cells(tmp_path, spare_cache, 40, 56)
     # a spare that waits long enough to be there when the other client comes
-    done = _run_cell(tmp_path, matrix, first, _env(cache_dir, SOMETHING_ELSE="a", VRAMLAB_SPARE_IDLE="120"))
+    done = _run_cell(tmp_path, matrix, first, _env(spare_cache, SOMETHING_ELSE="a", VRAMLAB_SPARE_IDLE="120"))
     assert done.returncode == 0, done.stderr[-3000:]
-    spare = _wait_for_spare(cache_dir)
-    done = _run_cell(tmp_path, matrix, second, _env(cache_dir, SOMETHING_ELSE="b", VRAMLAB_SPARE_IDLE="120"))
+    spare = _wait_for_spare(spare_cache)
+    done = _run_cell(tmp_path, matrix, second, _env(spare_cache, SOMETHING_ELSE="b", VRAMLAB_SPARE_IDLE="120"))
     assert done.returncode == 0, done.stderr[-3000:]
     assert _result(tmp_path, second)["records"]["process"]["start"] == "fresh"
     assert not gone(spare)  # still waiting for a client of its own kind
-    for pid in _spares(cache_dir, "any"):
+    for pid in _spares(spare_cache, "any"):
         os.kill(pid, signal.SIGTERM)
 
 
 @pytest.mark.slow
-def test_a_warm_cell_is_supervised_as_a_fresh_one(tmp_path, cache_dir):
-    matrix, (first, second, third) = _cells(tmp_path, cache_dir, 24, 72, 80)
-    env = _env(cache_dir, VRAMLAB_TEST_FAULT="hang:start")
+def test_a_warm_cell_is_supervised_as_a_fresh_one(tmp_path, spare_cache):
+    matrix, (first, second, third) = _cells(tmp_path, spare_cache, 24, 72, 80)
+    env = _env(spare_cache, VRAMLAB_TEST_FAULT="hang:start")
     # the first cell starts fresh and leaves a spare; it hangs as it starts and ends at its limit
     done = _run_cell(tmp_path, matrix, first, env, "--time-limit", "3")
     assert done.returncode == 0, done.stderr[-3000:]
     assert _result(tmp_path, first)["status"] == "timeout"
-    _wait_for_spare(cache_dir)
+    _wait_for_spare(spare_cache)
     # the second runs in that spare, hangs the same way and is ended at its limit the same way
     done = _run_cell(tmp_path, matrix, second, env, "--time-limit", "3")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -183,7 +183,7 @@ def test_a_warm_cell_is_supervised_as_a_fresh_one(tmp_path, cache_dir):
     assert timed_out["records"]["supervisor"]["ended_by"] == "SIGTERM"
     assert gone(int(HELPER.search(done.stderr).group(2)))
     # the third, in the spare the second left: SIGTERM to its client ends it and leaves no result
-    _wait_for_spare(cache_dir)
+    _wait_for_spare(spare_cache)
     proc = subprocess.Popen([sys.executable, "-m", "harness", "run-cell", "--matrix", str(matrix), "--cell", third,
                              "--warm-start"], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
