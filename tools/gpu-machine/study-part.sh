@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# On the GPU machine, once pack.sh's payload is assembled (the wheels, the GGUF file and study.tgz, a `git archive` of
+# the study commit): run some cells of a study matrix and their evaluation, detached, in /tmp/st, the archive
+# unpacked, so that the results record the study commit, clean, whatever the tree this call carried.
+#   bash tools/gpu-machine/study-part.sh COMMIT MATRIX ID...   (then: bash tools/gpu-machine/study-wait.sh MATRIX SECONDS)
+set -u
+commit=${1:?usage: study-part.sh COMMIT MATRIX ID...}; matrix=${2:?}; shift 2
+[ -f /tmp/payload/study.tgz ] || { echo "no payload: ship the chunks first"; exit 1; }
+[ -f /tmp/site/.stamp ] || { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+  --target /tmp/site /tmp/payload/.whl/*.whl && echo done > /tmp/site/.stamp; }
+export PATH=/tmp/site/bin:$PATH HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1
+export UNSLOTH_DISABLE_STATISTICS=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1 VRAMLAB_CACHE=/tmp/vc
+export VRAMLAB_GIT_COMMIT=$commit VRAMLAB_GIT_DIRTY=0
+mkdir -p /tmp/vc/packages
+for f in /tmp/payload/*.gguf; do [ -e "$f" ] && mv -n "$f" /tmp/vc/packages/; done
+[ -d /tmp/st ] || { mkdir -p /tmp/st && tar xzf /tmp/payload/study.tgz -C /tmp/st; }
+cd /tmp/st
+targets=""; for id in "$@"; do targets="$targets results/$matrix/evaluations/$id/workload_recall.json"; done
+# the targets go before --config, which would take every word after it as a key=value pair
+PYTHONPATH=/tmp/site:/tmp/st VRAMLAB_LEASES=/tmp/leases-st setsid nohup snakemake $targets --keep-going --cores 8 \
+  --config matrix="$matrix" > /tmp/st.log 2>&1 < /dev/null &
+sleep 8; pgrep -f "^/opt/torch/.venv/bin/python3 /tmp/site/bin/snakemake" | head -1 > /tmp/st.pid
+echo "snakemake pid $(cat /tmp/st.pid), log /tmp/st.log"; tail -3 /tmp/st.log
