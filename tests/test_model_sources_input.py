@@ -6,6 +6,7 @@ The cases come from the bad-input trials (tests/bad_input_trials/); a comment ab
 from __future__ import annotations
 
 import json
+import shutil
 import struct
 import time
 from pathlib import Path
@@ -71,6 +72,68 @@ def test_a_model_folder_without_a_model_type_is_refused(tmp_path):
     (tmp_path / "empty" / "config.json").write_text("{}")
     fixed = F.replace('"arch:tiny-llama"', f'"{tmp_path / "empty"}"')
     bad_matrix(matrix_at(tmp_path, f"fixed: {{{fixed}}}\naxes: {{adapter: [lora]}}\n"), "config.json: no model_type")
+
+
+def _model_folder(folder: Path, *files: str) -> Path:
+    """A folder holding a llama config.json and the (empty) `files`: only their names are looked at."""
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llama"}')
+    for name in files:
+        (folder / name).write_bytes(b"")
+    return folder
+
+
+# t15-064: prepare-model of a folder holding only config.json printed the folder and exited 0, validate accepted it
+# and its cell failed loading it; prepare-model, validate and run-cell now refuse it alike, saying what it lacks
+@pytest.mark.parametrize(("files", "said"), [
+    pytest.param((), "holds no weights (model.safetensors or pytorch_model.bin, or the index of their shards) and no "
+                     "tokenizer (tokenizer.json, tokenizer.model, vocab.json or vocab.txt), so no model can be loaded "
+                     "from it", id="t15-064"),
+    pytest.param(("tokenizer.json",), "holds no weights (", id="no-weights"),
+    pytest.param(("model.safetensors", "tokenizer_config.json"), "holds no tokenizer (", id="no-tokenizer"),
+])
+def test_a_model_folder_without_weights_or_a_tokenizer_is_refused_by_every_command(tmp_path, monkeypatch, capsys,
+                                                                                   files, said):
+    monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path / "cache"))
+    folder = _model_folder(tmp_path / "model", *files)
+    line = f"model folder '{folder}' {said}"
+    matrix = matrix_at(tmp_path, TINY1.replace('"arch:tiny-llama"', f'"{folder}"') % "")
+    refused(["prepare-model", str(folder)], capsys, line)
+    refused(["validate", matrix], capsys, f"adapter=lora.model: {line}")
+    refused(["run-cell", "--matrix", matrix, "--cell", "adapter=lora", "--results-dir", str(tmp_path / "results")],
+            capsys, f"adapter=lora.model: {line}")
+    assert not (tmp_path / "results").exists()
+
+
+# t15-064's refusal is the loading commands': the memory estimate reads the config.json alone (docs/will-it-fit.md)
+def test_a_model_folder_of_a_config_alone_is_estimated(tmp_path, capsys):
+    folder = _model_folder(tmp_path / "model")
+    (folder / "config.json").write_text('{"model_type": "llama", "hidden_size": 256, "intermediate_size": 512, '
+                                        '"num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 1024}')
+    assert main(["estimate", "--set", f"model={folder}", "--set", "context=256"]) == 0
+    assert "GiB" in capsys.readouterr().out
+
+
+# t15-064: a folder with weights and a tokenizer, in any of the forms transformers loads, is a model folder still
+@pytest.mark.parametrize("files", [("model.safetensors", "tokenizer.json"),
+                                   ("model.safetensors.index.json", "tokenizer.model"),
+                                   ("pytorch_model.bin", "vocab.json"), ("pytorch_model.bin.index.json", "vocab.txt")])
+def test_a_model_folder_with_weights_and_a_tokenizer_is_accepted(tmp_path, monkeypatch, capsys, files):
+    monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path / "cache"))
+    folder = _model_folder(tmp_path / "model", *files)
+    assert main(["prepare-model", str(folder)]) == 0
+    assert capsys.readouterr().out == f"{folder}\n"
+    assert validate_here(matrix_at(tmp_path, TINY1.replace('"arch:tiny-llama"', f'"{folder}"') % ""), capsys)[0] == 0
+
+
+# t15-064: a model vramlab built into its cache, given as a model folder, is accepted as it was
+@pytest.mark.slow
+def test_a_model_folder_built_into_the_cache_is_accepted(tmp_path, capsys, cache_dir):
+    assert main(["prepare-model", "arch:tiny-llama"]) == 0
+    folder = capsys.readouterr().out.strip().splitlines()[-1]
+    assert main(["prepare-model", folder]) == 0
+    assert capsys.readouterr().out == f"{folder}\n"
+    assert validate_here(matrix_at(tmp_path, TINY1.replace('"arch:tiny-llama"', f'"{folder}"') % ""), capsys)[0] == 0
 
 
 # R-model_pkg_15b: a package: model whose part packages are not installed here
@@ -169,6 +232,8 @@ def test_a_model_config_with_a_size_that_is_none_is_refused(tmp_path, capsys):
     folder = tmp_path / "model"
     folder.mkdir()
     (folder / "config.json").write_text('{"model_type": "llama", "hidden_size": -4}')
+    for other in ("model.safetensors", "tokenizer.json"):
+        (folder / other).write_bytes(b"")
     path = tmp_path / "m.yaml"
     path.write_text(TINY1.replace('"arch:tiny-llama"', f'"{folder}"') % "")
     refused(["validate", str(path)], capsys, "its config gives hidden_size -4, not a size")
@@ -241,3 +306,130 @@ def test_prepare_model_rebuilds_a_cached_model_cut_short(tmp_path, monkeypatch, 
     assert main(["prepare-model", "arch:tiny-llama"]) == 0
     assert f"the cached model {folder} is damaged" in capsys.readouterr().err
     assert (folder / "model.safetensors").stat().st_size == whole
+
+
+def _fake_build(folder: Path) -> None:
+    """What a build leaves, in small: a config, a tokenizer and whole weights."""
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "vocab_size": 8}))
+    (folder / "tokenizer.json").write_text(json.dumps({"model": {"vocab": {f"<t{i}>": i for i in range(8)}}}))
+    _safetensors(folder / "model.safetensors")
+
+
+# t14-044, t14-047: a cached model's config.json emptied to {} or its tokenizer.json cut in half passed for a built one
+# (only the weights were checked); every file is now checked against the manifest written when the build finished;
+# t14-045: a weight file replaced by a folder of its name was said to be missing
+@pytest.mark.parametrize(("file", "damage", "said"), [
+    pytest.param("config.json", lambda text: "{}\n", "config.json: 3 bytes where", id="t14-044"),
+    pytest.param("tokenizer.json", lambda text: text[:len(text) // 2], "tokenizer.json: 55 bytes where 110",
+                 id="t14-047"),
+    pytest.param("config.json", lambda text: text.replace("8", "9"), "config.json: its content is not what was",
+                 id="same-size"),
+    pytest.param("vramlab_manifest.json", lambda text: "[", "vramlab_manifest.json cannot be read", id="manifest"),
+    pytest.param("model.safetensors", None, "model.safetensors: cannot be read (a folder stands where",
+                 id="t14-045"),
+])
+def test_a_cached_model_with_any_file_damaged_is_built_again_and_said(tmp_path, capsys, file, damage, said):
+    from harness.stack.models import sources
+
+    target = tmp_path / "arch" / "tiny-seed0"
+    sources._build_once(target, _fake_build)
+    whole = (target / file).read_bytes()
+    if damage is None:  # t14-045: the file replaced by a folder of its name
+        (target / file).unlink()
+        (target / file).mkdir()
+    else:
+        (target / file).write_text(damage(whole.decode()))
+    sources._build_once(target, _fake_build)
+    assert f"the cached model {target} is damaged ({said}" in capsys.readouterr().err
+    assert (target / file).read_bytes() == whole and sources._built(target)
+    sources._build_once(target, lambda folder: pytest.fail("a whole model is not built again"))
+
+
+# a folder built before manifests were written is used as it is where its weights are whole (rebuilding an 8B model
+# takes minutes), and gets its manifest when it is built again
+def test_a_cached_model_built_before_manifests_is_used_as_it_is(tmp_path, capsys):
+    from harness.stack.models import sources
+
+    target = tmp_path / "arch" / "tiny-seed0"
+    target.mkdir(parents=True)
+    _fake_build(target)
+    sources._build_once(target, lambda folder: pytest.fail("a whole model is not built again"))
+    assert capsys.readouterr().err == "" and not (target / "vramlab_manifest.json").exists()
+
+
+# t16-064: a cached model's folder emptied of every file (or of all but its weights) was built again without the line
+# a damaged build gets; said alike now
+@pytest.mark.parametrize(("kept", "said"), [
+    pytest.param((), "it is empty", id="t16-064"),
+    pytest.param(("model.safetensors",), "it holds neither vramlab_manifest.json nor config.json", id="weights-only"),
+])
+def test_a_cached_model_folder_emptied_is_built_again_and_said(tmp_path, capsys, kept, said):
+    from harness.stack.models import sources
+
+    target = tmp_path / "arch" / "tiny-seed0"
+    sources._build_once(target, _fake_build)
+    for file in target.iterdir():
+        if file.name not in kept:
+            file.unlink()
+    sources._build_once(target, _fake_build)
+    assert capsys.readouterr().err == f"vramlab: the cached model {target} is damaged ({said}); building it again\n"
+    assert sources._built(target)
+
+
+# t16-064 as recorded: prepare-model after every file of the built folder was deleted
+@pytest.mark.slow
+def test_prepare_model_says_an_emptied_cached_model_is_built_again(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path / "cache"))
+    assert main(["prepare-model", "arch:tiny-llama"]) == 0
+    folder = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    config = (folder / "config.json").read_bytes()
+    for file in folder.iterdir():
+        file.unlink()
+    assert main(["prepare-model", "arch:tiny-llama"]) == 0
+    assert f"vramlab: the cached model {folder} is damaged (it is empty); building it again\n" in \
+        capsys.readouterr().err
+    assert (folder / "config.json").read_bytes() == config
+
+
+# t14-046: the cached model's folder replaced by a file made the build fail once it had written its shards, naming
+# <entry>.partial ("Not a directory"); what is in its place is now named and moved aside before the build; t15-065: a
+# dangling link in its place went the same way
+@pytest.mark.parametrize("what", [pytest.param("file", id="t14-046"), pytest.param("link", id="t15-065")])
+def test_a_file_in_place_of_a_cached_model_is_moved_aside_and_the_model_built(tmp_path, capsys, what):
+    from harness.stack.models import sources
+
+    target = tmp_path / "arch" / "tiny-seed0"
+    target.parent.mkdir(parents=True)
+    if what == "file":
+        target.write_text("junk\n")
+    else:
+        target.symlink_to(tmp_path / "nowhere")
+    sources._build_once(target, _fake_build)
+    aside = target.with_name("tiny-seed0.damaged")
+    said = "a file" if what == "file" else f"a link to {tmp_path / 'nowhere'}"
+    assert capsys.readouterr().err == (f"vramlab: the cached model {target} is {said}, not a model folder; moved it "
+                                       f"aside to {aside} and building the model again\n")
+    assert sources._built(target) and (aside.read_text() == "junk\n" if what == "file" else aside.is_symlink())
+
+
+# t14-044, t14-046, t14-047 as recorded: prepare-model after the cached config emptied, the tokenizer cut in half, the
+# folder replaced by a file
+@pytest.mark.slow
+def test_prepare_model_rebuilds_a_cached_model_damaged_anywhere(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("VRAMLAB_CACHE", str(tmp_path / "cache"))
+    assert main(["prepare-model", "arch:tiny-llama"]) == 0
+    folder = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    config, tokenizer = (folder / "config.json").read_bytes(), (folder / "tokenizer.json").read_bytes()
+    (folder / "config.json").write_text("{}\n")
+    assert main(["prepare-model", "arch:tiny-llama"]) == 0
+    assert f"the cached model {folder} is damaged (config.json: 3 bytes where" in capsys.readouterr().err
+    assert (folder / "config.json").read_bytes() == config
+    (folder / "tokenizer.json").write_bytes(tokenizer[:len(tokenizer) // 2])
+    assert main(["prepare-model", "arch:tiny-llama"]) == 0
+    assert f"the cached model {folder} is damaged (tokenizer.json: " in capsys.readouterr().err
+    json.loads((folder / "tokenizer.json").read_text())
+    shutil.rmtree(folder)
+    folder.write_text("junk\n")
+    assert main(["prepare-model", "arch:tiny-llama"]) == 0
+    assert f"the cached model {folder} is a file, not a model folder; moved it aside" in capsys.readouterr().err
+    assert (folder / "config.json").read_bytes() == config

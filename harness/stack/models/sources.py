@@ -20,6 +20,7 @@ from typing import Any
 from harness.core.cache import cache_root
 from harness.core.file_locks import lock_exclusive
 from harness.core.path_problems import not_a_regular_file
+from harness.stack.models.folder_manifest import MANIFEST, has_manifest, manifest_problem, write_manifest
 from harness.stack.models.gguf_tokenizer import gguf_tokenizer
 from harness.stack.models.hub import UNPINNED, is_hub_id, snapshot
 from harness.stack.models.parts import SPLIT_GGUF, Part, SplitGGUF
@@ -68,27 +69,78 @@ def _locked(path: Path):
         yield
 
 
+def _built_once(target: Path) -> bool:
+    """A build finished here once: its manifest is there, or (a folder built before manifests were written) its
+    config.json, which save_pretrained writes last."""
+    return has_manifest(target) or (target / "config.json").is_file()
+
+
+def _damage(target: Path) -> str | None:
+    """What is wrong with a folder built once, in words, or None: a file not as its manifest recorded, or weights
+    whose sizes disagree with their headers. A folder built before manifests were written is kept and used as it
+    is where its weights are whole (rebuilding an 8B model takes minutes); it gets a manifest when built again."""
+    problem = manifest_problem(target) if has_manifest(target) else None
+    return problem or damaged_weights(target)
+
+
 def _built(target: Path) -> bool:
-    """Built and whole: config.json (written last by save_pretrained, then renamed into place) beside weight files
-    whose sizes agree with their headers (a file cut short since is built again, not loaded)."""
-    return (target / "config.json").is_file() and damaged_weights(target) is None
+    """Built and whole: built once, and nothing damaged since (a file cut short or changed is built again, not
+    loaded)."""
+    return target.is_dir() and _built_once(target) and _damage(target) is None
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _what_is_there(target: Path) -> str:
+    if target.is_symlink():
+        return f"a link to {target.readlink()}"
+    return "a file" if target.is_file() else (not_a_regular_file(target) or "no folder")
+
+
+def _unfinished(target: Path) -> str:
+    """Why a folder in a finished build's place holds none (no manifest, no config.json), in words."""
+    return "it is empty" if not any(target.iterdir()) else f"it holds neither {MANIFEST} nor config.json"
+
+
+def _clear_the_way(target: Path) -> None:
+    """Say why a cached model that was there is built again; anything but a folder in its place (a file, a link) is
+    moved aside to <name>.damaged first, since the finished build is renamed onto that path."""
+    if target.is_dir() and not target.is_symlink():
+        # said, since the build takes a while; only a finished build is renamed here, so a folder without one's files
+        # (emptied since) is damaged too
+        problem = _damage(target) if _built_once(target) else _unfinished(target)
+        print(f"vramlab: the cached model {target} is damaged ({problem}); building it again", file=sys.stderr)
+        return
+    if target.exists() or target.is_symlink():
+        aside = target.with_name(target.name + ".damaged")
+        what = _what_is_there(target)
+        _remove(aside)
+        target.rename(aside)
+        print(f"vramlab: the cached model {target} is {what}, not a model folder; moved it aside to {aside} and "
+              "building the model again", file=sys.stderr)
 
 
 def _build_once(target: Path, build: Callable[[Path], None] | None) -> None:
-    """Run build(tmp_dir) unless target exists whole; rename the finished folder into place."""
+    """Run build(tmp_dir) unless target exists whole; record its manifest and rename the finished folder into
+    place."""
     if build is None or _built(target):
         return
     with _locked(target):
         if _built(target):
             return
-        if (target / "config.json").is_file():  # built once, damaged since: said, since the build takes a while
-            print(f"vramlab: the cached model {target} is damaged ({damaged_weights(target)}); building it again",
-                  file=sys.stderr)
+        _clear_the_way(target)
         tmp = target.with_name(target.name + ".partial")
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove(tmp)
         tmp.mkdir(parents=True)
         build(tmp)
-        shutil.rmtree(target, ignore_errors=True)
+        write_manifest(tmp)
+        if target.exists() or target.is_symlink():
+            _remove(target)
         tmp.rename(target)
 
 
