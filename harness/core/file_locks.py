@@ -6,9 +6,12 @@ that names the folder and what to do, rather than every cell failing with an OSE
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
+import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from harness.core.errors import UsageError
@@ -66,3 +69,18 @@ def try_lock_file(path: Path, mode: int = 0o666) -> int | None:
         raise
     os.close(fd)
     return None
+
+
+@contextlib.contextmanager
+def held(path: Path, said_while_waiting: str = "") -> Iterator[None]:
+    """An exclusive lock on the file at `path` (made where missing) while the block runs, waiting for another process
+    that holds it (and saying `said_while_waiting` first, where given, so that a wait is not taken for a hang)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        if not lock_exclusive(fd, path, wait=False):
+            if said_while_waiting:
+                logging.getLogger("vramlab").warning(said_while_waiting)
+            lock_exclusive(fd, path)
+        yield
+    finally:
+        os.close(fd)

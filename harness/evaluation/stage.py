@@ -11,7 +11,6 @@ import os
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from harness.core.atomic_files import write_text_atomic
 from harness.core.budget import Budget
 from harness.core.device_cap import start_capped
 from harness.core.errors import UsageError
-from harness.core.file_locks import lock_exclusive
+from harness.core.file_locks import held
 from harness.core.runtime import Runtime
 from harness.core.suggest import did_you_mean
 from harness.data.workload import DoesNotFit
@@ -229,7 +228,7 @@ class Session:
         path.parent.mkdir(parents=True, exist_ok=True)
         # sibling cells evaluated at once share a key: the first scores the untrained model while the others wait
         # for its file, rather than each scoring it again on the same device
-        with _held(path.with_name(f"{key}.lock")):
+        with held(path.with_name(f"{key}.lock")):
             return self._baseline_under_lock(config, item_fields, key, path)
 
     def _baseline_under_lock(self, config: Any, item_fields: ItemFields, key: str, path: Path) -> Scored:
@@ -308,17 +307,6 @@ class Session:
                                f"({type(err).__name__}: {str(err)[:300]})")
             raise
         return *scored, {"source": "lm-eval", "task": task}
-
-
-@contextlib.contextmanager
-def _held(path: Path) -> Iterator[None]:
-    """An exclusive lock on the file at `path` while the block runs (waiting for another process that holds it)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        lock_exclusive(fd, path)
-        yield
-    finally:
-        os.close(fd)
 
 
 def _is_missing_data(err: BaseException) -> bool:

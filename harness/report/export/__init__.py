@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.core.errors import UsageError
+from harness.core.file_locks import held
+from harness.core.path_problems import published_place
 from harness.core.trackers import TRACKERS
 from harness.report.export import mlflow_runs, tensorboard_events, wandb_runs
 from harness.report.export.runs import MatrixRuns, matrix_runs
@@ -17,11 +19,15 @@ Writer = Callable[[MatrixRuns, str], str]
 # each tracker's writer, in the order harness/core/trackers.py names them
 WRITERS: dict[str, Writer] = dict(zip(TRACKERS, (mlflow_runs.write, tensorboard_events.write, wandb_runs.write),
                                       strict=True))
+# in a TensorBoard or W&B folder, the file that keeps two exports into it from writing at once: one replaces a run's
+# folder while the other's event writer is still filling it, and the store holds a mix of the two
+FOLDER_LOCK = ".vramlab-export.lock"
 
 
 def export(matrix: str, tracker: str, out: str, results_dir: Path, reports_dir: Path) -> str:
     """Every cell of `matrix` with a result as a run of `tracker` under `out`, the report's figures beside them;
     what was written, in a line."""
+    _outside_published(tracker, out)
     runs = matrix_runs(matrix, results_dir, reports_dir)
     if not runs.cells:  # an empty experiment would read as a matrix that measured nothing
         raise UsageError(f"no cell of {runs.matrix} has a result in {results_dir}/{runs.matrix}/, so there is "
@@ -31,4 +37,20 @@ def export(matrix: str, tracker: str, out: str, results_dir: Path, reports_dir: 
             "no report of %s in %s/ (no report.md, tables or charts), so its cells go without them; `vramlab report "
             "%s` writes it there, or give --reports-dir where it is", runs.matrix, reports_dir / runs.matrix,
             runs.matrix)
-    return WRITERS[tracker](runs, out)
+    if tracker == "mlflow":  # a tracking store orders its own writers
+        return WRITERS[tracker](runs, out)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    with held(Path(out) / FOLDER_LOCK, f"another export is writing into {out}; waiting for it to end"):
+        return WRITERS[tracker](runs, out)
+
+
+def _outside_published(tracker: str, out: str) -> None:
+    """A tracker's store is no part of a checkout's published files, whichever address names it (a folder, a file:
+    URI, a SQLite database and the artifacts beside it): its files there would pass for the published ones, and git
+    would show them among them."""
+    places = mlflow_runs.local_places(out) if tracker == "mlflow" else [("its folder", Path(out))]
+    for what, path in places:
+        place = published_place(path)
+        if place is not None:
+            raise UsageError(f"--out {out}: {what} {path} lies in {place}; give the tracker a place outside it (by "
+                             f"default exports/{tracker})")

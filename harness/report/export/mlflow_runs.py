@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 from harness.core.errors import UsageError
 from harness.report.export.runs import MatrixRuns
@@ -18,6 +21,11 @@ from harness.report.export.runs import MatrixRuns
 FILE_STORE_SWITCH = "MLFLOW_ALLOW_FILE_STORE"
 PARAM_VALUE_LIMIT = 6000  # MLflow's limit on a parameter's value
 DATABASES = ("sqlite", "postgresql", "mysql", "mssql")  # stores that keep runs only: artifacts go to a folder
+# the PyPI distribution of a module a database store may need, where its name is not the module's
+DISTRIBUTIONS = {"MySQLdb": "mysqlclient", "psycopg2": "psycopg2-binary", "pymysql": "PyMySQL",
+                 "sqlalchemy": "SQLAlchemy"}
+# a driver without a C library to build, for the default driver of a scheme: (its distribution, its scheme)
+PURE_PYTHON_DRIVERS = {"MySQLdb": ("PyMySQL", "mysql+pymysql"), "psycopg2": ("pg8000", "postgresql+pg8000")}
 
 
 def tracking_uri(out: str) -> str:
@@ -25,17 +33,42 @@ def tracking_uri(out: str) -> str:
     return out if "://" in out or out.startswith("file:") else Path(out).resolve().as_uri()
 
 
+def _in_memory(uri: str) -> bool:
+    """A SQLite store with no file (sqlite://, sqlite:///:memory:): a database that ends with the process."""
+    parts = urlsplit(uri)
+    return parts.scheme.split("+")[0] == "sqlite" and parts.path in ("", "/", "/:memory:")
+
+
+def _sqlite_file(uri: str) -> Path | None:
+    """The database file of a SQLite store (sqlite:///runs.db is runs.db here, sqlite:////tmp/runs.db is absolute),
+    or None: another store, or one in memory."""
+    parts = urlsplit(uri)
+    if parts.scheme.split("+")[0] != "sqlite" or _in_memory(uri):
+        return None
+    return Path(parts.path[1:])
+
+
 def artifact_folder(uri: str) -> Path | None:
     """Where a new experiment in a database store keeps its artifacts (the figures): beside a SQLite file, else under
     exports/; MLflow's own default is ./mlruns in whatever folder the command runs in, a checkout's among them."""
-    parts = urlsplit(uri)
-    scheme = parts.scheme.split("+")[0]  # postgresql+psycopg2://...
+    scheme = urlsplit(uri).scheme.split("+")[0]  # postgresql+psycopg2://...
     if scheme not in DATABASES:
         return None  # a folder store keeps them inside it, a tracking server where it is set up to
-    if scheme == "sqlite" and parts.path not in ("", "/", "/:memory:"):
-        database = Path(parts.path[1:])  # sqlite:///runs.db is runs.db here, sqlite:////tmp/runs.db is absolute
+    database = _sqlite_file(uri)
+    if database is not None:
         return database.with_name(f"{database.stem}-artifacts").resolve()
     return Path("exports", "mlflow-artifacts").resolve()
+
+
+def local_places(out: str) -> list[tuple[str, Path]]:
+    """What the store `out` names writes on this machine, each said as what it is: a file store's folder, a SQLite
+    database, the folder a database store keeps its artifacts in; none for a tracking server."""
+    uri = tracking_uri(out)
+    parts = urlsplit(uri)
+    places = [("its file store", Path(url2pathname(parts.path)))] if parts.scheme == "file" else []
+    places += [(what, path) for what, path in (("its database", _sqlite_file(uri)),
+                                               ("its artifacts' folder", artifact_folder(uri))) if path is not None]
+    return places
 
 
 def _server_answers(uri: str) -> None:
@@ -57,12 +90,66 @@ def _server_answers(uri: str) -> None:
                          f"(mlflow server --port {port}) or give --out a folder for MLflow's file store") from None
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"  # the first bytes of every SQLite database file
+MLFLOW_TABLES = {"experiments", "runs"}  # among the tables of every MLflow database store
+
+
+def _no_other_programs(uri: str, database: Path) -> None:
+    """A SQLite database whose tables are not MLflow's is another program's: MLflow would add its own beside them
+    and write runs into it. Read only, so the file is left as it was."""
+    try:
+        with closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            tables = sorted(name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    except sqlite3.Error as err:
+        raise UsageError(f"--out {uri}: {database} cannot be read as a SQLite database ({err}); give a new file for "
+                         "MLflow's database or an existing MLflow store") from None
+    if tables and not MLFLOW_TABLES.issubset(tables):
+        raise UsageError(f"--out {uri}: {database} is another program's SQLite database (its tables: "
+                         f"{', '.join(tables[:5])}), no MLflow store; give a new file for MLflow's database or an "
+                         "existing MLflow store")
+
+
+def _not_a_database(uri: str) -> None:
+    """A SQLite store's file that is there is a database (an empty file becomes one): else SQLite ends in a traceback
+    ("file is not a database"), and the file is no store of runs to add to."""
+    database = _sqlite_file(uri)
+    if database is None or not database.exists() or (database.is_file() and database.stat().st_size == 0):
+        return
+    if database.is_file():
+        with database.open("rb") as file:
+            is_sqlite = file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+        if is_sqlite:
+            _no_other_programs(uri, database)
+            return
+    raise UsageError(f"--out {uri}: {database} exists and is not a SQLite database; give a new file for MLflow's "
+                     "database or an existing MLflow store")
+
+
+def _not_in_memory(uri: str) -> None:
+    """Runs exported into a database in memory are gone when the command ends, though it says they were exported."""
+    if _in_memory(uri):
+        raise UsageError(f"--out {uri}: a SQLite database in memory, gone with this command and the runs with it; give "
+                         "it a file (sqlite:///runs.db) or give --out a folder for MLflow's file store")
+
+
+def _install_advice(module: str, uri: str) -> str:
+    """What to pip install for a missing module, by its distribution's name, with a pure-Python driver where one
+    serves the same database (the URI given again with its scheme)."""
+    advice = f"pip install {DISTRIBUTIONS.get(module, module)}"
+    if module in PURE_PYTHON_DRIVERS:
+        package, scheme = PURE_PYTHON_DRIVERS[module]
+        advice += f" (or pip install {package} and give --out {scheme}://{uri.split('://', 1)[1]})"
+    return advice
+
+
 def _experiment(uri: str, matrix: str) -> tuple[Any, str]:
     """The client of the store at `uri` and the id of the matrix's experiment there (made where there is none)."""
     from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
 
     _server_answers(uri)
+    _not_in_memory(uri)
+    _not_a_database(uri)
     try:
         client = MlflowClient(uri)
         experiment = client.get_experiment_by_name(matrix)
@@ -73,8 +160,8 @@ def _experiment(uri: str, matrix: str) -> tuple[Any, str]:
     except ModuleNotFoundError as err:  # mlflow-skinny opens a database store only with alembic and sqlalchemy
         package = (err.name or "?").split(".")[0]
         raise UsageError(f"--out {uri}: MLflow's store there needs the Python module {package}, which is not "
-                         f"installed here; pip install {package}, or give --out a folder for MLflow's file store"
-                         ) from None
+                         f"installed here; {_install_advice(package, uri)}, or give --out a folder for MLflow's file "
+                         "store") from None
     except MlflowException as err:  # a scheme no store takes, a server that is no MLflow's, ...
         raise UsageError(f"--out {uri}: MLflow cannot use it: {err.message}") from None
 
