@@ -56,7 +56,7 @@ def write_cell(folder, cell, fingerprint_record: dict | None, data_fingerprint: 
                "seed": 0},
         metrics={"peak_device_bytes": GIB, "loss": [7.6, 7.5]}, fingerprint=fingerprint_record,
         data={"kind": "zipf", "fingerprint": data_fingerprint or (fingerprint_record or {}).get("training_data")},
-        finished_at="now")
+        finished_at=results.now())
     results.write_atomic(results.result_path(folder / "results", cell.matrix, cell.cell_id), result)
 
 

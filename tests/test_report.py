@@ -31,7 +31,7 @@ def write_result(results_dir, cell, status: str, metrics: dict, records: dict | 
         reason=None if status == "ok" else f"because {status}", config=cell.settings,
         environment=fake_environment(), budget={"limit_bytes": 16 * GIB, "judged_on": "test"},
         model={"source": "arch:tiny-llama", "random_weights": True}, metrics=metrics, records=records or {},
-        finished_at="now")
+        finished_at=results.now())
     results.write_atomic(results.result_path(results_dir, cell.matrix, cell.cell_id), result)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,11 +15,13 @@ import threading
 from pathlib import Path
 
 import pytest
+import yaml
 
 from harness import cli
 from harness.estimate import calibration
 from harness.results import ResultFileError, check, store
 from harness.results.lock import lock_path, result_lock
+from harness.tasks.catalog import FAMILY_METRICS, TASK_DIR
 from tests.conftest import REPO, copy_repository_files, run_vramlab
 from tests.refusals import (
     GOOD,
@@ -49,6 +52,7 @@ def _model_folder(folder: Path) -> Path:
     folder.mkdir()
     (folder / "config.json").write_text('{"model_type": "llama", "max_position_embeddings": 2048}')
     (folder / "model.safetensors").write_bytes(b"weights")
+    (folder / "tokenizer.json").write_text("{}")
     return folder
 
 
@@ -547,3 +551,272 @@ def test_an_impossible_score_is_a_damaged_evaluation(tmp_path, metric, value, sa
         done = vramlab("aggregate", "quality-smollm2", "--results-dir", str(tmp_path), "--reports-dir",
                            str(reports))
         assert done.returncode == 2 and said in done.stderr and not reports.exists(), done.stderr[-2000:]
+
+
+# t14-026: an MLflow store that export had left in results/smoke/ (runs.db, runs-artifacts/) passed `vramlab check`
+# without a word; a file no vramlab command writes there, that git neither tracks nor ignores, is now named and fails
+# it, while the files vramlab writes there (a new result, a log) and the benchmark scripts' own tables do not
+def test_check_names_stray_files_among_the_published_results(tmp_path, capsys, monkeypatch):
+    from tests.checkout_copy import git
+
+    (tmp_path / "ablations").mkdir()
+    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    git("init", "-q", cwd=tmp_path)
+    git("add", "-A", cwd=tmp_path)
+    git("commit", "-q", "-m", "published", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    smoke = Path("results/smoke")
+    (smoke / "runs.db").write_bytes(b"SQLite format 3\0")
+    (smoke / "runs-artifacts" / "6a1f" / "figures").mkdir(parents=True)
+    for name in ("figures/overview.png", "report.md"):
+        (smoke / "runs-artifacts" / "6a1f" / name).write_text("x")
+    (smoke / "logs").mkdir()
+    (smoke / "logs" / "4c55591d5771.log").write_text("a log\n")
+    (smoke / "damaged").mkdir()  # a result set aside, as a run does
+    shutil.copy(smoke / "4c55591d5771.json", smoke / "damaged")
+    (tmp_path / "results" / "benchmarks").mkdir()
+    (tmp_path / "results" / "benchmarks" / "walls.tsv").write_text("variant\n")
+    for given in ("results/smoke", "results"):
+        assert cli.main(["check", given]) == 1
+        err = capsys.readouterr().err.splitlines()
+        assert [line.split(":")[1] for line in err] == [" results/smoke/runs-artifacts/ (2 files)",
+                                                         " results/smoke/runs.db"], err
+        assert "vramlab writes no such file among published results, and git neither tracks nor ignores it" in err[0]
+    shutil.rmtree(smoke / "runs-artifacts")
+    (smoke / "runs.db").unlink()
+    assert cli.main(["check", "results/smoke"]) == 0
+
+
+def _evaluation_copy(folder: Path, edit, with_cell: bool = True) -> Path:
+    """A committed evaluation of quality-smollm2 (with its cell's result unless not `with_cell`), `edit` applied."""
+    (folder / "evaluations" / "00ee07c5a5e0").mkdir(parents=True)
+    if with_cell:
+        shutil.copy(REPO / "results" / "quality-smollm2" / "00ee07c5a5e0.json", folder)
+    path = folder / "evaluations" / "00ee07c5a5e0" / "text_de.json"
+    data = json.loads((REPO / "results" / "quality-smollm2" / "evaluations" / "00ee07c5a5e0" / "text_de.json")
+                      .read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _bits_per_byte(scores: list[dict], edit: str) -> None:
+    bits = next(s for s in scores if s["metric"] == "bits_per_byte")
+    if edit == "text":
+        bits["value"] = "2.03"
+    elif edit == "no items":
+        bits["n"] = 0
+    elif edit == "twice":
+        scores.append(dict(bits))
+    else:
+        bits["higher_is_better"] = True
+
+
+# t14-030, t14-032, t14-034, t14-035: a score given as text, over no items, listed twice or turned the wrong way
+# passed check (and so would have been aggregated and reported); the result model refuses each
+@pytest.mark.parametrize(("edit", "said"), [
+    ("text", 'scores.2.value: Input should be a valid number, not text "2.03"'),
+    ("no items", "scores.2: Value error, bits_per_byte 2.03919 is a score over no items (n 0)"),
+    ("twice", "scores: the metric bits_per_byte is listed 2 times"),
+    ("direction", "bits_per_byte: higher_is_better true, but lower is better for bits_per_byte"),
+], ids=["t14-030", "t14-032", "t14-034", "t14-035"])
+def test_a_score_the_result_model_cannot_hold_is_a_damaged_evaluation(tmp_path, edit, said):
+    folder = tmp_path / "quality-smollm2"
+    path = _evaluation_copy(folder, lambda data: _bits_per_byte(data["scores"], edit))
+    with pytest.raises(ResultFileError, match=re.escape(said)):
+        store.read_evaluation(path)
+    checked = vramlab("check", str(folder))
+    assert checked.returncode == 1 and said in checked.stderr and "1 of 2 result files valid" in checked.stdout, \
+        checked.stderr[-2000:]
+
+
+# t15-044: an evaluation that finished a year before it started passed check; refused as a cell result is
+def test_an_evaluation_finished_before_it_started_is_damaged(tmp_path, capsys):
+    folder = tmp_path / "quality-smollm2"
+    path = _evaluation_copy(folder, lambda data: data.update(finished_at="2025-11-30T12:01:34+00:00"))
+    assert cli.main(["check", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and f"{path}: " in captured.err, captured.err
+    assert "finished_at (2025-11-30T12:01:34+00:00) is before started_at (2026-11-30T12:01:34+00:00)" in captured.err
+    assert "1 of 2 result files valid" in captured.out
+
+
+# t15-043: an evaluation whose cell has no result file beside it passed check; it cannot be reported, so check
+# names it and fails
+def test_check_names_an_evaluation_without_its_cells_result(tmp_path, capsys):
+    folder = tmp_path / "quality-smollm2"
+    path = _evaluation_copy(folder, lambda data: None, with_cell=False)
+    assert cli.main(["check", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1, captured.err
+    assert f"{path}: an evaluation of cell 00ee07c5a5e0, which has no result {folder / '00ee07c5a5e0.json'}" \
+        in captured.err
+    assert "0 of 1 result files valid" in captured.out
+
+
+# t15-046, t15-032: a committed result whose name says context=256 while its settings say 128 passed check and was
+# aggregated without a word; both refuse it in one line naming the file, its name and the setting
+def test_a_result_whose_name_contradicts_its_settings_is_refused(tmp_path, capsys):
+    folder = _smoke_copy(tmp_path)
+    path = folder / "4c55591d5771.json"
+    data = json.loads(path.read_text())
+    data["name"] = data["name"].replace("context=128", "context=256")
+    path.write_text(json.dumps(data))
+    said = (f"{path}: (top level): Value error, name 'adapter=rslora,checkpointing=off,context=256' contradicts "
+            "config: the name says context=256, but the cell has context=128")
+    assert cli.main(["check", str(path)]) == 1
+    assert capsys.readouterr().err == f"vramlab check: {said}\n"
+    refused(["aggregate", "smoke", "--results-dir", str(tmp_path / "results"), "--reports-dir",
+             str(tmp_path / "reports")], capsys, said)
+    assert not (tmp_path / "reports").exists()
+
+
+# t16-037, t16-039: a result whose started_at is a word ('yesterday'), or an ok result that trained steps with no
+# loss recorded, passed check; each is refused in one line naming the file and the field (a million losses for its
+# 4 steps already were, t16-040)
+@pytest.mark.parametrize(("edit", "said"), [
+    pytest.param(lambda data: data.update(started_at="yesterday"),
+                 "started_at: Value error, 'yesterday' is not a time stamp; vramlab writes one as ISO 8601",
+                 id="t16-037"),
+    pytest.param(lambda data: data["metrics"].update(loss=[]),
+                 "damaged, its values contradict each other: metrics.loss holds no steps, not the 4 of "
+                 "config.warmup_steps (1) and metrics.measured_steps (3)", id="t16-039"),
+])
+def test_check_refuses_a_result_with_a_field_no_run_writes(tmp_path, capsys, edit, said):
+    folder = _smoke_copy(tmp_path)
+    path = folder / "4c55591d5771.json"
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    assert cli.main(["check", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and captured.err.startswith(f"vramlab check: {path}: "), captured.err
+    assert said in captured.err and "7 of 8 result files valid" in captured.out
+
+
+# t16-043: an evaluation whose score was renamed to 'bleu', a metric its task (text_de) never records, passed check
+def test_an_evaluation_with_a_metric_its_task_does_not_record_is_damaged(tmp_path, capsys):
+    folder = tmp_path / "quality-smollm2"
+    path = _evaluation_copy(folder, lambda data: data["scores"][0].update(metric="bleu"))
+    assert cli.main(["check", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == (f"vramlab check: {path}: (top level): Value error, scores.0.metric: 'bleu' is not a metric "
+                            "task text_de records; its metrics are bits_per_byte, byte_perplexity, word_perplexity\n")
+    assert "1 of 2 result files valid" in captured.out
+
+
+# the metrics check takes each task's from harness/tasks/catalog.py: they must be those its lm-eval YAML scores, or
+# check would refuse an evaluation as written
+def test_each_task_familys_metrics_are_those_its_yaml_lists():
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+    for family, metrics in FAMILY_METRICS.items():
+        listed = {m["metric"] for m in yaml.load((TASK_DIR / f"{family}.yaml").read_text(), Loader)["metric_list"]}
+        assert listed == metrics - {"exact_match_in_context"}, family
+
+
+# t17-044, t17-045: a result whose name had a NUL character appended, or whose losses were all made negative (a
+# cross-entropy never is), passed check; each is refused in one line naming the file and the field
+@pytest.mark.parametrize(("edit", "said"), [
+    pytest.param(lambda data: data.update(name=data["name"] + "\0"),
+                 "name: Value error, 'adapter=rslora,checkpointing=off,context=128\\x00' holds the control character "
+                 "U+0000, which no name vramlab writes has", id="t17-044"),
+    pytest.param(lambda data: data["metrics"].update(loss=[-abs(x) for x in data["metrics"]["loss"]]),
+                 "metrics.loss: Value error, -3.32866 at step 1 cannot be: a training loss (a cross-entropy) is never "
+                 "negative", id="t17-045"),
+])
+def test_check_refuses_a_result_with_a_value_no_run_records(tmp_path, capsys, edit, said):
+    folder = _smoke_copy(tmp_path)
+    path = folder / "4c55591d5771.json"
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    assert cli.main(["check", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and captured.err.startswith(f"vramlab check: {path}: {said}"), captured.err
+    assert "7 of 8 result files valid" in captured.out
+
+
+# t17-047, t17-048: an evaluation whose score lost its value (n still 30, no note saying why), or whose limit is -5,
+# passed check; each is refused in one line naming the file and the field
+@pytest.mark.parametrize(("edit", "said"), [
+    pytest.param(lambda data: data["scores"][0].update(value=None),
+                 "scores.0: Value error, word_perplexity has no value over n 91 items and no note saying why it could "
+                 "not be computed", id="t17-047"),
+    pytest.param(lambda data: data.update(limit=-5), "limit: Input should be greater than or equal to 1",
+                 id="t17-048"),
+])
+def test_check_refuses_an_evaluation_with_a_value_no_run_records(tmp_path, capsys, edit, said):
+    folder = tmp_path / "quality-smollm2"
+    path = _evaluation_copy(folder, edit)
+    assert cli.main(["check", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and captured.err.startswith(f"vramlab check: {path}: {said}"), captured.err
+    assert "1 of 2 result files valid" in captured.out
+
+
+# t17-049: `check results/smoke results/smoke` said '16 of 16 result files valid' for 8 files; a folder given twice
+# (or a file and its folder) is read and counted once
+def test_check_counts_each_file_once_whatever_the_paths_given(tmp_path, capsys):
+    folder = _smoke_copy(tmp_path)
+    assert cli.main(["check", str(folder), f"{folder}/", str(folder / "4c55591d5771.json")]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "8 of 8 result files valid\n" and captured.err == ""
+
+
+# t17-042: a result renamed 4c55591d5771.JSON (upper case) passed check unnamed ('7 of 7 result files valid') while no
+# reader finds it; check reads it and names it with the name it must have, once, among published results too
+@pytest.mark.parametrize("published", [False, True], ids=["t17-042", "t17-042-published"])
+def test_check_names_a_result_named_in_upper_case(tmp_path, capsys, monkeypatch, published):
+    from tests.checkout_copy import git
+
+    shutil.copytree(REPO / "results" / "smoke", tmp_path / "results" / "smoke")
+    if published:
+        (tmp_path / "ablations").mkdir()
+        git("init", "-q", cwd=tmp_path)
+        git("add", "-A", cwd=tmp_path)
+        git("commit", "-q", "-m", "published", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    path = Path("results/smoke/4c55591d5771.JSON")
+    Path("results/smoke/4c55591d5771.json").rename(path)
+    assert cli.main(["check", "results/smoke"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == (f"vramlab check: {path}: cell_id/task: the file of this result would be named "
+                            "4c55591d5771.json\n")
+    assert captured.out == "7 of 8 result files valid\n"
+
+
+# t17-053: a schema-2 result relabelled 1 was refused with 'Its schema_version is 3 if it was written so', and so
+# relabelled 3 it passed check without a word; the fields tell the schema a result was written in (1 'quality', 3
+# 'fingerprint', 2 neither), so either relabelling is refused naming schema 2, as migrate refuses it
+@pytest.mark.parametrize(("version", "clue"), [
+    pytest.param(1, "without the 'quality' field every schema-1 result has", id="t17-053"),
+    pytest.param(3, "without the 'fingerprint' field every schema-3 result has (null where none was taken)",
+                 id="t17-053-advice-followed"),
+])
+def test_a_result_relabelled_with_another_schema_names_the_schema_it_was_written_in(tmp_path, capsys, version, clue):
+    folder = _smoke_copy(tmp_path)
+    path = folder / "4c55591d5771.json"
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == 2
+    path.write_text(json.dumps({**data, "schema_version": version}))
+    said = (f"{path}: schema_version {version}, but {clue}: a schema-2 result relabelled after vramlab wrote it; set "
+            "its schema_version back to 2, which this vramlab reads as it is (no fingerprint recorded)\n")
+    assert cli.main(["check", str(path)]) == 1
+    assert capsys.readouterr().err == f"vramlab check: {said}"
+    assert cli.main(["migrate", str(path)]) == 1
+    assert capsys.readouterr().err == f"vramlab migrate: not migrated: {said}"
+    assert json.loads(path.read_text())["schema_version"] == version  # left as it was
+
+
+# the schema a result's fields are of is read back from what each schema's writer wrote: a result written now (3,
+# its fingerprint null) and one migrated from schema 1 pass as they are
+def test_results_written_in_each_schema_pass_as_labelled(tmp_path):
+    path = _smoke_copy(tmp_path) / "4c55591d5771.json"
+    data = json.loads(path.read_text())
+    written = store.parse(path, data)
+    assert store.parse(path, written.model_dump(mode="json")).fingerprint is None
+    old = {**data, "schema_version": 1, "quality": None}
+    assert store.parse(path, old).cell_id == "4c55591d5771"

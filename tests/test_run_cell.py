@@ -121,12 +121,14 @@ def test_going_over_the_host_budget_is_an_oom_result_with_the_figures(tmp_path, 
 
 @pytest.mark.slow
 def test_any_other_failure_is_an_error_result_with_the_traceback(tmp_path, cache_dir):
-    # a model folder whose config validates but whose weights are missing fails only when loaded
-    folder = tmp_path / "no-weights"
+    # a model folder whose config validates but whose weight file is no safetensors fails only when loaded
+    folder = tmp_path / "bad-weights"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"model_type": "llama", "vocab_size": 2048,
                                                     "max_position_embeddings": 4096}))
-    result = run_one(tmp_path, cache_dir, f"{{name: missing, model: {folder}}}")
+    (folder / "model.safetensors").write_bytes(b"not a safetensors file")
+    (folder / "tokenizer.json").write_text("{}")
+    result = run_one(tmp_path, cache_dir, f"{{name: broken, model: {folder}}}")
     assert result["status"] == "error"
     assert "Traceback" in result["traceback"]
     assert result["reason"]

@@ -51,16 +51,17 @@ def _speed_rules(result: Any) -> list[str]:
 
 
 def _step_list_rules(result: Any) -> list[str]:
-    """The per-step lists hold the warm-up steps and the measured ones, one entry a step."""
+    """The per-step lists hold the warm-up steps and the measured ones, one entry a step; a cell that failed may
+    have recorded none, an ok one that measured steps has recorded each."""
     m = result.metrics
     warmup = result.config.get("warmup_steps", 0)
     if not m.measured_steps or not isinstance(warmup, int):
         return []
-    expected = warmup + m.measured_steps
-    found = [f"metrics.{name} holds {len(values)} steps, not the {expected} of config.warmup_steps ({warmup}) and "
-             f"metrics.measured_steps ({m.measured_steps})"
+    expected, ok = warmup + m.measured_steps, result.status.value == "ok"
+    found = [f"metrics.{name} holds {len(values) or 'no'} steps, not the {expected} of config.warmup_steps ({warmup}) "
+             f"and metrics.measured_steps ({m.measured_steps})"
              for name, values in (("step_seconds", m.step_seconds), ("loss", m.loss))
-             if values and len(values) != expected]
+             if (values or ok) and len(values) != expected]
     if m.train_seconds is not None and m.step_seconds \
             and m.train_seconds + CLOCK_TOLERANCE_SECONDS < sum(m.step_seconds):
         found.append(f"metrics.train_seconds is {m.train_seconds:g}, less than the {sum(m.step_seconds):g} s its "
@@ -99,7 +100,13 @@ def _memory_rules(result: Any) -> list[str]:
 def contradictions(result: Any) -> list[str]:
     """What in a cell result (a CellResult) contradicts itself, one phrase a contradiction; empty when nothing does."""
     found = [*_speed_rules(result), *_step_list_rules(result), *_memory_rules(result)]
-    started, finished = _moment(result.started_at), _moment(result.finished_at)
+    order = time_order_contradiction(result.started_at, result.finished_at)
+    return [*found, order] if order else found
+
+
+def time_order_contradiction(started_at: str | None, finished_at: str | None) -> str | None:
+    """A result (a cell's or an evaluation's) that finished before it started, in a phrase; None when it did not."""
+    started, finished = _moment(started_at), _moment(finished_at)
     if started is not None and finished is not None and finished < started:
-        found.append(f"finished_at ({result.finished_at}) is before started_at ({result.started_at})")
-    return found
+        return f"finished_at ({finished_at}) is before started_at ({started_at})"
+    return None

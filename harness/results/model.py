@@ -13,13 +13,16 @@ import datetime as dt
 import math
 import re
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.results.contradictions import contradictions
+from harness.core.hidden_characters import hidden_character
+from harness.results.contradictions import contradictions, time_order_contradiction
+from harness.spec.cell_checks import name_contradiction
 from harness.spec.cells import Cell, cell_id_of
 from harness.spec.settings import SETTINGS, defaults
+from harness.tasks.catalog import recorded_metrics
 
 CELL_SCHEMA_VERSION: Literal[3] = 3
 EVALUATION_SCHEMA_VERSION = 1
@@ -68,8 +71,34 @@ Bytes = Annotated[int, Field(ge=0)]
 Seconds = Annotated[float, Field(ge=0)]
 
 
+def _time_stamp(text: str) -> str:
+    """A moment as now() writes it (ISO 8601): a word in its place ('yesterday') orders nothing and dates nothing."""
+    try:
+        dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a time stamp; vramlab writes one as ISO 8601, such as "
+                         "2026-12-05T13:15:55+00:00") from None
+    return text
+
+
+TimeStamp = Annotated[str, AfterValidator(_time_stamp)]
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+def _one_line(text: str) -> str:
+    """A name or a matrix as vramlab writes it: one line of text a report shows; a control character (NUL) in it
+    was edited in, and makes the name no longer the cell's."""
+    hidden = hidden_character(text, allowed="")
+    if hidden:
+        raise ValueError(f"{text!r} holds {hidden}, which no name vramlab writes has; the file was edited after "
+                         "vramlab wrote it")
+    return text
+
+
+OneLine = Annotated[str, AfterValidator(_one_line)]
 
 
 class PhaseMetrics(Strict):
@@ -140,6 +169,16 @@ class Metrics(Strict):
     time_by_phase: TimeByPhase | None = None
     throughput_measured: bool = Field(True, description="false when cells shared the device: speed is no "
                                                         "measurement then, memory still is")
+
+    @field_validator("loss")
+    @classmethod
+    def _not_negative(cls, values: list[float | None]) -> list[float | None]:
+        """Every loss vramlab trains with (nll, dft) is a cross-entropy, never below 0."""
+        below = next(((i, v) for i, v in enumerate(values) if v is not None and v < 0), None)
+        if below:
+            raise ValueError(f"{below[1]:g} at step {below[0] + 1} cannot be: a training loss (a cross-entropy) is "
+                             "never negative")
+        return values
 
     @classmethod
     def columns(cls) -> list[str]:
@@ -295,8 +334,8 @@ class CellResult(Strict):
 
     schema_version: Literal[3] = CELL_SCHEMA_VERSION
     cell_id: str = Field(pattern=r"^[0-9a-f]{12}$")
-    name: str = Field(min_length=1)
-    matrix: str = Field(min_length=1)
+    name: OneLine = Field(min_length=1)
+    matrix: OneLine = Field(min_length=1)
     status: Status
     reason: str | None = None
     config: dict[str, Any]
@@ -315,14 +354,19 @@ class CellResult(Strict):
     fingerprint: Fingerprint | None = None
     phase: str | None = Field(None, description="the phase a timeout or crash happened in")
     traceback: str | None = None
-    started_at: str | None = None
-    finished_at: str | None = None
+    started_at: TimeStamp | None = None
+    finished_at: TimeStamp | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> CellResult:
         expected = cell_id_of({**defaults(), **self.config})
         if expected != self.cell_id:
             raise ValueError(f"config does not match cell_id {self.cell_id} (its settings hash to {expected})")
+        # a seeded cell is named `<label>/seed=<n>`: each part is checked as the matrix checks a given name
+        said = next(filter(None, (name_contradiction(part, {**defaults(), **self.config})
+                                  for part in self.name.split("/"))), None)
+        if said:
+            raise ValueError(f"name {self.name!r} contradicts config: {said}")
         if self.status is not Status.ok and not self.reason:
             raise ValueError(f"status {self.status.value!r} needs a reason")
         if self.status is Status.ok and self.metrics.peak_device_bytes is None:
@@ -387,19 +431,33 @@ def new_result(cell: Cell, status: Status, reason: str | None = None, **fields: 
 STEP_COLUMNS = ["cell_id", "name", "step", "seconds", "loss", "warmup"]
 
 
-# the values a metric can take: a share of items lies in 0..1, bits are never negative, a perplexity is at least 1;
-# a score outside them was edited or damaged, and would be published as measured
-METRIC_RANGES: dict[str, tuple[float, float]] = {
+class MetricKind(NamedTuple):
+    low: float
+    high: float
+    higher_is_better: bool
+
+
+# each known metric's values and direction: a share of items lies in 0..1, bits are never negative, a perplexity is at
+# least 1; a score outside them, or turned the other way, was edited or damaged and would be published as measured
+_SHARE = MetricKind(0.0, 1.0, True)
+_PERPLEXITY = MetricKind(1.0, math.inf, False)
+METRICS: dict[str, MetricKind] = {
     **dict.fromkeys(("exact_match", "exact_match_in_context", "answer_in_context", "recall", "acc", "acc_norm"),
-                    (0.0, 1.0)),
-    "bits_per_byte": (0.0, math.inf),
-    **dict.fromkeys(("perplexity", "word_perplexity", "byte_perplexity"), (1.0, math.inf)),
+                    _SHARE),
+    "bits_per_byte": MetricKind(0.0, math.inf, False),
+    **dict.fromkeys(("perplexity", "word_perplexity", "byte_perplexity"), _PERPLEXITY),
 }
+
+
+def higher_is_better(metric: str) -> bool:
+    """A metric's direction; one not listed in METRICS is taken as a score (higher is better)."""
+    kind = METRICS.get(metric)
+    return kind.higher_is_better if kind else True
 
 
 class Score(Strict):
     metric: str
-    value: float | None  # None only where the metric could not be computed (said in `note`)
+    value: Annotated[float, Field(strict=True)] | None  # None only where the metric could not be computed (`note`)
     stderr: Annotated[float, Field(ge=0)] | None = None
     stderr_method: str | None = None  # "lm-eval", "bootstrap over documents", ...
     n: Annotated[int, Field(ge=0)]
@@ -415,11 +473,41 @@ class Score(Strict):
 
     @model_validator(mode="after")
     def _in_range(self) -> Score:
-        low, high = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
-        if self.value is not None and not low <= self.value <= high:
-            span = f"{low:g} to {high:g}" if math.isfinite(high) else f"at least {low:g}"
+        kind = METRICS.get(self.metric, MetricKind(-math.inf, math.inf, self.higher_is_better))
+        if self.value is not None and not kind.low <= self.value <= kind.high:
+            span = f"{kind.low:g} to {kind.high:g}" if math.isfinite(kind.high) else f"at least {kind.low:g}"
             raise ValueError(f"{self.metric} {self.value:g} cannot be: its values are {span}")
+        if self.value is not None and self.n == 0:
+            raise ValueError(f"{self.metric} {self.value:g} is a score over no items (n 0); a score needs n of at "
+                             "least 1, or no value")
+        if self.value is None and self.n > 0 and not self.note:
+            raise ValueError(f"{self.metric} has no value over n {self.n} items and no note saying why it could not "
+                             "be computed; the file was edited after vramlab wrote it")
+        if self.higher_is_better is not kind.higher_is_better:
+            raise ValueError(f"{self.metric}: higher_is_better {str(self.higher_is_better).lower()}, but "
+                             f"{'higher' if kind.higher_is_better else 'lower'} is better for {self.metric}")
         return self
+
+
+def _listed_once(scores: list[Score] | None, field: str) -> None:
+    """One value per metric: a metric listed twice leaves which of its values is reported to the reader."""
+    metrics = [s.metric for s in scores or []]
+    twice = sorted({m for m in metrics if metrics.count(m) > 1})
+    if twice:
+        raise ValueError(f"{field}: the metric {twice[0]} is listed {metrics.count(twice[0])} times; keep one score "
+                         "per metric")
+
+
+def _recorded_by_task(scores: list[Score] | None, field: str, task: str) -> None:
+    """A project task's scores carry its own metrics only: another name ('bleu') was edited in, and no report has a
+    column or a direction for it."""
+    known = recorded_metrics(task)
+    if known is None:  # a task of lm-eval's own
+        return
+    for i, score in enumerate(scores or []):
+        if score.metric not in known:
+            raise ValueError(f"{field}.{i}.metric: {score.metric!r} is not a metric task {task} records; its metrics "
+                             f"are {', '.join(sorted(known))}")
 
 
 class EvaluationResult(Strict):
@@ -428,8 +516,8 @@ class EvaluationResult(Strict):
     schema_version: Literal[1] = EVALUATION_SCHEMA_VERSION
     kind: Literal["evaluation"] = "evaluation"
     cell_id: str = Field(pattern=r"^[0-9a-f]{12}$")
-    name: str
-    matrix: str
+    name: OneLine
+    matrix: OneLine
     task: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     status: EvaluationStatus
     reason: str | None = None
@@ -440,15 +528,16 @@ class EvaluationResult(Strict):
                                                 "the tasks that record items (harness.tasks.catalog.ITEM_FIELDS)")
     baseline_items: list[dict[str, Any]] | None = Field(None, description="the same items untrained")
     adapter_sha256: str | None = None
-    limit: int | None = Field(None, description="documents per task when capped; scores are then partial")
+    limit: Annotated[int, Field(ge=1)] | None = Field(None, description="documents per task when capped; scores are "
+                                                                       "then partial")
     seconds: Seconds | None = None
     memory: dict[str, int | None] | None = Field(
         None, description="the task's peaks on the device under the cell's budget (bytes): allocated, reserved, "
                           "outside the allocator, the allocator's cap and the budget")
     lm_eval_version: str | None = None
     environment: Environment | None = None
-    started_at: str | None = None
-    finished_at: str | None = None
+    started_at: TimeStamp | None = None
+    finished_at: TimeStamp | None = None
     traceback: str | None = None
 
     @model_validator(mode="after")
@@ -457,6 +546,13 @@ class EvaluationResult(Strict):
             raise ValueError(f"status {self.status.value!r} needs a reason")
         if self.status is EvaluationStatus.ok and not self.scores:
             raise ValueError("an ok evaluation needs scores")
+        _listed_once(self.scores, "scores")
+        _listed_once(self.baseline, "baseline")
+        _recorded_by_task(self.scores, "scores", self.task)
+        _recorded_by_task(self.baseline, "baseline", self.task)
+        order = time_order_contradiction(self.started_at, self.finished_at)
+        if order:
+            raise ValueError(f"damaged, its values contradict each other: {order}")
         return self
 
     @property

@@ -12,6 +12,14 @@ RESULT_FILE = re.compile(r"[0-9a-f]{12}\.json")
 REPORT_FILES = ("cells.csv", "design.json", "report.md")
 
 
+def missing_results_dir(results_dir: Path, given: str, holding: str) -> str | None:
+    """Why a --results-dir that does not exist (written `given`) can be read for nothing; `holding` says what the
+    command reads in it. None where it is a folder."""
+    if Path(results_dir).is_dir():
+        return None
+    return f"--results-dir {given} does not exist; give the results folder of {holding}"
+
+
 def results_dir_mistake(results_dir: Path, name: str, given: str) -> str | None:
     """Why `results_dir` (written `given`) is not the folder that holds <name>/<cell_id>.json, or None."""
     own = Path(results_dir) / name

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from harness.core.atomic_files import atomic_path
 from harness.core.errors import UsageError
@@ -47,6 +48,18 @@ def result_path(results_dir: Path, matrix: str, cell_id: str) -> Path:
 
 def evaluation_path(results_dir: Path, matrix: str, cell_id: str, task: str) -> Path:
     return Path(results_dir) / matrix / "evaluations" / cell_id / f"{task}.json"
+
+
+def orphaned_evaluation(path: Path, result: CellResult | EvaluationResult) -> str | None:
+    """An evaluation in its matrix's folder whose cell has no result file beside it, in a line: with no cell (its
+    settings, its memory) to put the scores beside, no report can carry it."""
+    if not isinstance(result, EvaluationResult) or path.parent.parent.name != "evaluations":
+        return None
+    cell = path.parent.parent.parent / f"{result.cell_id}.json"
+    if cell.is_file():
+        return None
+    return (f"{path}: an evaluation of cell {result.cell_id}, which has no result {cell}; an evaluation without its "
+            "cell's result cannot be reported: restore the cell's result or remove the evaluation")
 
 
 # what `vramlab check --fresh` found of a matrix's results, beside them (harness/results/freshness_file.py): no result
@@ -202,9 +215,17 @@ def _field_path(error: dict[str, Any]) -> str:
 
 
 def _explain(path: Path, err: ValidationError) -> ResultFileError:
-    problems = [f"{_field_path(e)}: {e['msg']}" for e in err.errors()[:5]]
+    problems = [f"{_field_path(e)}: {e['msg']}{_given(e)}" for e in err.errors()[:5]]
     more = f" (+{err.error_count() - 5} more)" if err.error_count() > 5 else ""
     return ResultFileError(f"{path}: " + "; ".join(problems) + more)
+
+
+def _given(error: ErrorDetails) -> str:
+    """A value of the wrong type is named with its type: "a valid number" alone hides that the file holds text."""
+    value = error.get("input")
+    if not error["type"].endswith("_type") or not isinstance(value, str | int | float | bool):
+        return ""
+    return f", not {_kind(value)} {json.dumps(value)[:40]}"
 
 
 def _kind(value: Any) -> str:
@@ -231,6 +252,38 @@ def _unknown_schema(version: Any) -> str:
     return f"{json.dumps(version)[:40]} is not a schema number"
 
 
+def _written_schema(data: dict[str, Any]) -> int:
+    """The schema a cell result's fields are of, whatever its schema_version says: every schema-1 result wrote
+    'quality' (null; migrating drops it), every schema-3 one writes 'fingerprint' (null where none was taken), and a
+    schema-2 one neither."""
+    if "quality" in data:
+        return 1
+    return 3 if "fingerprint" in data else 2
+
+
+# what a result of each schema is, once its schema_version is set back to it
+_READ_AS = {1: "which `vramlab migrate` rewrites in the current schema", 2: "which this vramlab reads as it is (no "
+            "fingerprint recorded)", 3: "the current schema"}
+
+
+def _relabelled(version: Any, data: dict[str, Any]) -> str | None:
+    """A cell result whose schema_version is another schema's than its fields are, in a line naming the schema it
+    was written in; None where they agree (or the version is none this vramlab reads, told elsewhere)."""
+    written = _written_schema(data)
+    if version not in (*MIGRATIONS, CELL_SCHEMA_VERSION) or version == written:
+        return None
+    if version == 1:
+        clue = "without the 'quality' field every schema-1 result has"
+    elif written == 1:
+        clue = "with the 'quality' field only schema 1 wrote"
+    elif version == CELL_SCHEMA_VERSION:
+        clue = f"without the 'fingerprint' field every schema-{version} result has (null where none was taken)"
+    else:
+        clue = f"with the 'fingerprint' field schema {written} added"
+    return (f"schema_version {version}, but {clue}: a schema-{written} result relabelled after vramlab wrote it; set "
+            f"its schema_version back to {written}, {_READ_AS[written]}")
+
+
 def parse(path: Path, data: Any) -> CellResult | EvaluationResult:
     """Validate what a file holds as the result kind it says it is."""
     if not isinstance(data, dict):
@@ -249,10 +302,9 @@ def parse(path: Path, data: Any) -> CellResult | EvaluationResult:
         model = EvaluationResult
     else:
         _refuse_newer(path, version, CELL_SCHEMA_VERSION)
-        if version == 1 and "quality" not in data:  # every schema-1 result wrote it (null); migrating drops it
-            raise ResultFileError(f"{path}: schema_version 1, but without the 'quality' field every schema-1 result "
-                                  f"has: a later result relabelled? Its schema_version is {CELL_SCHEMA_VERSION} if "
-                                  "it was written so")
+        relabelled = _relabelled(version, data)
+        if relabelled:
+            raise ResultFileError(f"{path}: {relabelled}")
         if version not in MIGRATIONS and version != CELL_SCHEMA_VERSION:
             raise ResultFileError(f"{path}: schema_version: {_unknown_schema(version)} (this vramlab reads schemas "
                                   f"1 to {CELL_SCHEMA_VERSION}); the file was edited after vramlab wrote it, or no "
