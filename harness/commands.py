@@ -23,7 +23,15 @@ from harness.core.cache import check_cache_usable
 from harness.core.console import send_to_log
 from harness.core.environment import cuda_present
 from harness.core.errors import UsageError
-from harness.core.path_problems import FOLDER_ROOM, file_in_the_way, published_folder, too_long, written_as_root
+from harness.core.path_problems import (
+    FOLDER_ROOM,
+    among_the_other_kind,
+    file_in_the_way,
+    not_a_regular_file,
+    published_folder,
+    too_long,
+    written_as_root,
+)
 from harness.core.suggest import did_you_mean
 from harness.estimate import calibration
 from harness.estimate.arguments import check_estimate_arguments
@@ -51,11 +59,11 @@ from harness.results.ceiling import ProbeMissing, Search
 from harness.results.freshness import check_folder, matrix_results, standing_stale
 from harness.results.freshness import supersede_stale as supersede_stale_results
 from harness.results.freshness_file import Verdict, read_freshness, write_freshness
-from harness.results.published_results import lost_published_problem
+from harness.results.published_results import lost_published_problem, stray_files
 from harness.results.reproduction_folders import reproduction_folder_problem
-from harness.results.results_dir_mistakes import results_dir_mistake
+from harness.results.results_dir_mistakes import missing_results_dir, results_dir_mistake
 from harness.results.schemas import SCHEMA_DIR, write_schemas
-from harness.results.store import FRESHNESS_FILE, migrate_files, result_files
+from harness.results.store import FRESHNESS_FILE, migrate_files, orphaned_evaluation, result_files
 from harness.run import worker
 from harness.spec import settings
 from harness.spec.ceiling import CeilingSpec
@@ -83,6 +91,7 @@ from harness.spec.settings import SETTINGS
 from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.gguf_file import GGUFFileError, open_gguf
 from harness.stack.models.gguf_tokenizer import check_file
+from harness.stack.models.model_folder import unloadable_folder
 from harness.stack.models.sources import PackageModelError, resolve, source_gguf
 from harness.stack.techniques import needs_cuda
 from harness.tasks.names import unknown_task_problem
@@ -134,6 +143,9 @@ def _cmd_readme(args: argparse.Namespace) -> int:
     if args.file.endswith(("/", os.sep)) or path.is_dir():
         raise UsageError(f"readme: --file {args.file} names a folder (it is one, or ends in a slash); give the README "
                          "file itself, such as --file README.md")
+    if (kind := not_a_regular_file(path)) is not None:
+        raise UsageError(f"readme: --file {args.file} is {kind}, not a regular file; give the README file itself, "
+                         "such as --file README.md")
     if not path.is_file():
         raise UsageError(f"readme: no file {path}; run it in the repository's folder, or give --file")
     try:
@@ -356,6 +368,9 @@ def _machine(given: str | None, folder: str) -> str:
 def _cmd_compare(args: argparse.Namespace) -> int:
     machine = _machine(args.machine, "results/<matrix>/reproductions/")
     name = expand(args.matrix)[0].matrix
+    missing = missing_results_dir(Path(args.results_dir), args.results_dir, f"{name} and its reproductions")
+    if missing:  # else it would be told to hold no reproduction, and a run advised into a folder mistyped
+        raise UsageError(missing)
     _own_folders(args.matrix, name, args)
     problem = reproduction_folder_problem(Path(args.results_dir), name, machine)
     if problem:  # before any file there is read as a reproduction, and a move of it advised
@@ -391,10 +406,21 @@ def _cmd_card_check(args: argparse.Namespace) -> int:
 
 def _given_results(given: list[str]) -> list[Path]:
     """The files named, and under each folder named every file a result's name could have (hidden ones aside: a
-    result's temporary file mid-write), that is no set-aside damage, adapter or untrained-baseline cache."""
-    paths = [p for g in given for p in (result_files(Path(g), "**/*.json", files_only=False) if Path(g).is_dir()
-                                        else [Path(g)])]
-    return [p for p in paths if not {"damaged", "adapters", "baselines"} & set(p.parts)]
+    result's temporary file mid-write), that is no set-aside damage, adapter or untrained-baseline cache; each once.
+    A result named .JSON (or .Json) is among them, so that check names it where no reader would find it."""
+    paths = [p for g in given for p in (result_files(Path(g), "**/*.[jJ][sS][oO][nN]", files_only=False)
+                                        if Path(g).is_dir() else [Path(g)])]
+    kept = [Path(p) for p in _once(list(map(str, paths)))]
+    return [p for p in kept if not {"damaged", "adapters", "baselines"} & set(p.parts)]
+
+
+def _once(given: list[str]) -> list[str]:
+    """Each path as first given, once: a folder given twice (smoke and ./smoke/), or a file and its folder, is read
+    and counted once."""
+    first: dict[str, str] = {}
+    for path in given:
+        first.setdefault(os.path.abspath(path), path)
+    return list(first.values())
 
 
 def _no_result_here(path: Path, said: str) -> bool:
@@ -446,12 +472,23 @@ def _check_freshness(folder: Path, supersede_stale: bool, matrix: str | None) ->
     return 1 if stale else 0
 
 
+def _check_one(path: Path) -> None:
+    """One file `check` reads: a freshness record, or a result (an evaluation with its cell's result beside it)."""
+    if path.name == FRESHNESS_FILE:
+        read_freshness(path.parent)
+        return
+    orphan = orphaned_evaluation(path, check(path))
+    if orphan:
+        raise ResultFileError(orphan)
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
+    args.paths = _once(args.paths)
     fresh = _fresh_folders(args)  # before anything is read: a bad argument checks nothing
     bad, checked, other = 0, 0, 0
     for path in _given_results(args.paths):
         try:
-            read_freshness(path.parent) if path.name == FRESHNESS_FILE else check(path)
+            _check_one(path)
         except ResultFileError as err:
             if Path(path) not in map(Path, args.paths) and _no_result_here(path, str(err)):
                 other += 1
@@ -461,12 +498,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
         checked += 1
     if not checked:  # nothing named is a result: said, where the count alone would not say why it fails
         print(f"vramlab check: no result file in {', '.join(args.paths)}", file=sys.stderr)
+    strays = list(dict.fromkeys(line for given in args.paths if Path(given).is_dir() for line in
+                                stray_files(Path(given))))
+    for line in strays:
+        print(f"vramlab check: {line}", file=sys.stderr)
     print(f"{checked - bad} of {checked} result files valid"
           + (f" ({other} JSON files are a benchmark's own tables or memory-history peaks, not results: not checked)"
-             if other else ""))
+             if other else "")
+          + (f"; {len(strays)} stray files or folders among the published results (named above)" if strays else ""))
     stale = [_check_freshness(folder, args.supersede_stale, args.matrix) for folder in fresh]
     stale += [_recorded_stale(Path(given)) for given in args.paths if Path(given) not in fresh]
-    return 1 if bad or not checked or any(stale) else 0
+    return 1 if bad or not checked or strays or any(stale) else 0
 
 
 def _recorded_stale(folder: Path) -> int:
@@ -514,6 +556,9 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    if args.results_dir is not None and not Path(args.results_dir).is_dir():  # else nothing is checked or rebuilt
+        raise UsageError(f"report: --results-dir {args.results_dir} does not exist; give the folder of the result "
+                         "files (default: results)")
     if args.all:
         if args.matrix_name:
             raise MatrixError("report --all rebuilds every committed matrix; give no matrix name with it")
@@ -587,6 +632,9 @@ def _cmd_prepare_model(args: argparse.Namespace) -> int:
         known = facts(args.source)  # the source checked first: a preset, a readable GGUF file, a model folder
     except ModelSourceError as err:
         raise UsageError(str(err)) from None
+    problem = unloadable_folder(args.source)
+    if problem:
+        raise UsageError(problem)
     if known is None:
         raise UsageError(f"{args.source!r} is no arch:, gguf: or package: source and no local model folder: a Hugging "
                          "Face id is downloaded by transformers when a cell loads it, so there is nothing to prepare")
@@ -655,11 +703,23 @@ def _folder_arguments(args: argparse.Namespace) -> None:
         if taken:
             raise UsageError(f"{flag} {value}: {taken}; give a folder of its own")
         _not_published(flag, Path(value))
+        if option == "reports_dir":
+            _not_among_results(flag, value, "give the reports a folder of their own (default: reports)")
     out = getattr(args, "out", None)
     if args.command == "report" and out and (taken := source_folder_problem(Path(out))):
         raise UsageError(f"--out {out}: {taken}; give a folder of its own")
     if args.command == "report" and out:
         _not_published("--out", Path(out))
+    if args.command == "readme":
+        _not_among_results("--file", args.file, "give the repository's README, such as --file README.md")
+
+
+def _not_among_results(flag: str, value: str, remedy: str) -> None:
+    """Reports (or a README) are never written into a checkout's published results/, at its top or deeper: a folder
+    there reads as a matrix's results, and `check results` as invalid ones (t16-046, t16-052)."""
+    problem = among_the_other_kind(Path(value), "reports")
+    if problem:
+        raise UsageError(f"{flag} {value}: {problem}; {remedy}")
 
 
 def _not_published(flag: str, folder: Path) -> None:
@@ -692,6 +752,8 @@ def _output_arguments(args: argparse.Namespace) -> None:
     if args.command == "report" and out and _inside(Path(out), results):
         raise UsageError(f"--out {out} is inside the results folder {results}; give a folder of its own for the "
                          "rebuilt reports")
+    if args.command == "report" and out:
+        _not_among_results("--out", out, "give the rebuilt reports a folder of their own")
     if args.command == "schema" and out and _inside(Path(out), results, Path("reports")):
         raise UsageError(f"--out {out} is inside {results} or reports, which hold results and reports only; give "
                          "another folder (default: harness/results/schema)")

@@ -8,7 +8,14 @@ from typing import Any
 import yaml
 
 from harness.core.errors import UsageError
-from harness.core.path_problems import FOLDER_ROOM, file_in_the_way, published_folder, too_long, unwritable
+from harness.core.path_problems import (
+    FOLDER_ROOM,
+    among_the_other_kind,
+    file_in_the_way,
+    published_folder,
+    too_long,
+    unwritable,
+)
 from harness.core.suggest import did_you_mean
 from harness.spec.matrix import UniqueKeyLoader, source_folder_problem
 
@@ -184,6 +191,11 @@ def check_config(config: dict[str, Any], argv: list[str]) -> None:
         problem = _taken_folder(folders[key])
         if problem:
             raise UsageError(f"--config {key}={str(config[key])[:80]}: {problem}; give a folder of its own")
+    for key in [k for k in FOLDERS if k in config]:
+        problem = _crossed_folder(key, folders[key])
+        if problem:
+            raise UsageError(f"--config {key}={str(config[key])[:80]}: {problem}; give results and reports each a "
+                             f"folder of their own (leave {key} out for {FOLDER_DEFAULTS[key]}/)")
     for key, default in (("reproduce", "auto"), ("warm_start", "true"), ("replace", "false")):
         flag(config, key, default)
     if flag(config, "replace", "false") and flag(config, "reproduce", "auto") is True:
@@ -227,6 +239,12 @@ def _taken_folder(folder: Path) -> str | None:
     if published is not None:
         return f"{folder} lies in {published}/, a folder of published results or reports"
     return source_folder_problem(folder)
+
+
+def _crossed_folder(key: str, folder: Path) -> str | None:
+    """A results folder in a checkout's published reports/, or a reports folder in its results/ (the two swapped):
+    each kind of file would be written among the other's published files."""
+    return among_the_other_kind(folder, FOLDER_DEFAULTS[key])
 
 
 def check_writable(config: dict[str, Any], matrix: str) -> None:

@@ -5,6 +5,8 @@ The cases come from the bad-input trials (tests/bad_input_trials/); a comment ab
 
 from __future__ import annotations
 
+import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -50,7 +52,7 @@ def test_commands_given_what_they_cannot_use_say_so_in_one_line(tmp_path):
     one_line(vramlab("aggregate", str(matrix), cwd=tmp_path), "has no result file")
     assert not (tmp_path / "reports").exists()
     one_line(vramlab("report", "m", cwd=tmp_path), "reports/m/cells.csv does not exist; run `vramlab aggregate")
-    one_line(vramlab("compare", str(matrix), cwd=tmp_path), "no reproduction of m")
+    one_line(vramlab("compare", str(matrix), cwd=tmp_path), "--results-dir results does not exist")
     assert vramlab("aggregate", str(matrix), "--partial", cwd=tmp_path).returncode == 0
     one_line(vramlab("report", "m", cwd=tmp_path), "no cell of m has a result yet")
     assert sorted(p.name for p in (tmp_path / "reports" / "m").iterdir()) == \
@@ -199,3 +201,25 @@ def test_only_the_vramlab_logger_says_info_on_the_console():
     done = subprocess.run([sys.executable, "-c", program], cwd=REPO, capture_output=True, text=True, check=True)
     assert "FakeTensor" not in done.stderr
     assert "cell starts" in done.stderr and "a warning" in done.stderr
+
+
+# t16-059: `cells smoke >&-` ended in a traceback (AttributeError from the missing sys.stdout); every command ends in
+# one line before it does anything
+def test_a_closed_standard_output_is_one_line():
+    done = subprocess.run(f"exec {shlex.quote(sys.executable)} -m harness cells smoke >&-", shell=True, cwd=REPO,
+                          stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    one_line(done, "vramlab: standard output is closed (as `>&-` leaves it); give the command one")
+
+
+# t16-077: run from a working folder deleted since, a command said only "No such file or directory"; every command
+# says that the working folder is gone, and names it
+@pytest.mark.parametrize("argv", [["validate", str(REPO / "ablations" / "smoke.yaml")], ["matrices"]],
+                         ids=["t16-077", "matrices"])
+def test_a_deleted_working_folder_is_named(tmp_path, argv):
+    gone = tmp_path.resolve() / "gone"
+    gone.mkdir()
+    done = subprocess.run(["bash", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "-", str(gone),
+                           sys.executable, "-m", "harness", *argv], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    one_line(done, f"vramlab: the working folder {gone} no longer exists (deleted since the command started there); "
+                   "cd to a folder that exists and run it again")

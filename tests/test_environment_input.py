@@ -124,3 +124,35 @@ def test_a_git_commit_that_is_no_commit_id_is_refused(monkeypatch, capsys):
     refused(["validate", "smoke"], capsys, "VRAMLAB_GIT_COMMIT='not a commit; rm -rf /' is no commit id")
     monkeypatch.setenv("VRAMLAB_GIT_COMMIT", "233b9b1")
     assert cli.main(["validate", "smoke"]) == 0
+
+
+@pytest.fixture
+def git_checkout(tmp_path: Path) -> Path:
+    """A checkout's shape under git: ablations/, results/, docs/, and a .gitignore naming exports/ as vramlab's."""
+    for folder in ("ablations", "results/smoke", "docs"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / ".gitignore").write_text("/exports/\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path
+
+
+# t14-039, t14-042: a cache at the checkout's root or in its docs/ wrote arch/ and bytecode/ (hundreds of files)
+# into the repository, untracked, where one inside results/ was refused already; leases there would do the same
+@pytest.mark.parametrize(("name", "inside", "fix"), [
+    pytest.param("VRAMLAB_CACHE", ".", "give a cache folder outside it", id="t14-039"),
+    pytest.param("VRAMLAB_CACHE", "docs", "give a cache folder outside it", id="t14-042"),
+    pytest.param("VRAMLAB_LEASES", "docs/leases", "give a leases folder outside it", id="leases"),
+])
+def test_a_folder_of_vramlabs_own_inside_the_checkout_is_refused(git_checkout, monkeypatch, capsys, name, inside,
+                                                                 fix):
+    monkeypatch.setenv(name, str((git_checkout / inside).resolve()))
+    refused(["prepare-model", "arch:tiny-llama"], capsys,
+            f"lies in {git_checkout}/, a checkout of vramlab, in a folder its .gitignore does not name; {fix}")
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=git_checkout,
+                            capture_output=True, text=True, check=True).stdout
+    assert status.split() == ["??", ".gitignore"]
+
+
+def test_a_cache_in_a_folder_the_checkout_ignores_is_taken(git_checkout, monkeypatch):
+    monkeypatch.setenv("VRAMLAB_CACHE", str(git_checkout / "exports" / "cache"))  # not made yet, ignored all the same
+    check_all()

@@ -271,6 +271,25 @@ def test_a_description_that_is_no_text_is_refused(tmp_path):
                "description: expected text, got a list")
 
 
+# t15-019: description: '' validated, and the matrix listed with a blank description; the key is optional (a matrix
+# without it stands)
+@pytest.mark.parametrize("description", [pytest.param("''", id="t15-019"), pytest.param('"  "', id="blank")])
+def test_an_empty_description_is_refused(tmp_path, description):
+    bad_matrix(matrix_at(tmp_path, f"description: {description}\nfixed: {{{F}}}\naxes: {{adapter: [lora]}}\n"),
+               "description: empty; say in a line what the matrix is for, or leave the key out")
+    assert expand(matrix_at(tmp_path, f"fixed: {{{F}}}\naxes: {{adapter: [lora]}}\n", "plain"))
+
+
+# t15-003: more warm-up steps than measured ones is no contradiction: the warm-up runs before the `steps`, in addition
+# to them (a cell trains warmup_steps + steps), so it always finishes; accepted
+def test_more_warmup_steps_than_measured_steps_are_run_before_them(tmp_path):
+    from harness.data.training import sequences_needed
+
+    fixed = F.replace("warmup_steps: 0, steps: 1", "warmup_steps: 10, steps: 3")
+    cells = expand(matrix_at(tmp_path, f"fixed: {{{fixed}}}\naxes: {{adapter: [lora]}}\n"))
+    assert sequences_needed(cells[0].settings) == 13 * cells[0].settings["grad_accum"] * cells[0].settings["batch_size"]
+
+
 # N07: a name in the setting=level form names the cell's own level
 def test_a_cell_name_that_states_another_setting_is_refused(tmp_path):
     from harness.spec.matrix import expand

@@ -5,6 +5,7 @@ file with Windows line ends is read and rewritten with them."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
@@ -100,3 +101,12 @@ def test_readme_refuses_a_file_given_as_a_folder(tmp_path, capsys, given):
     (tmp_path / "folder").mkdir()
     refused(["readme", "--file", f"{tmp_path}/{given}"], capsys, f"--file {tmp_path}/{given} names a folder")
     assert path.read_text() == README
+
+
+# t16-053: `readme --file /dev/null` said "no file /dev/null"; a path that is there but no regular file says what it is
+@pytest.mark.parametrize(("given", "kind"), [("/dev/null", "a character device"), ("fifo", "a FIFO (a named pipe)")],
+                         ids=["t16-053", "fifo"])
+def test_readme_says_what_a_file_that_is_no_regular_file_is(tmp_path, capsys, given, kind):
+    os.mkfifo(tmp_path / "fifo")
+    path = given if given.startswith("/") else str(tmp_path / given)
+    refused(["readme", "--file", path], capsys, f"readme: --file {path} is {kind}, not a regular file; give the README")

@@ -431,3 +431,54 @@ def test_aggregate_given_the_reports_folder_for_its_results_is_refused(tmp_path)
     done = vramlab("aggregate", "smoke", "--partial", "--results-dir", "reports", "--reports-dir", str(tmp_path / "r"))
     one_line(done, "--results-dir 'reports': reports/smoke holds the reports of 'smoke'")
     assert not (tmp_path / "r").exists()
+
+
+# t14-008, t14-011: a --results-dir that is not there is one line naming it, before any table is checked or rebuilt
+# (report NAME passed silently with nothing checked; report --all said "not rebuilt" once for each matrix)
+@pytest.mark.parametrize("command", [["smoke"], ["--all", "--out"]], ids=["t14-008", "t14-011"])
+def test_report_refuses_a_results_folder_that_is_not_there(tmp_path, capsys, command):
+    reports = copy_repository_files(REPO / "reports" / "smoke", tmp_path / "reports" / "smoke").parent
+    before = files_in(reports)
+    argv = ["report", *command] + ([str(tmp_path / "out")] if "--out" in command else [])
+    missing = str(tmp_path / "nonexistent" / "res")
+    refused([*argv, "--results-dir", missing, "--reports-dir", str(reports)], capsys,
+            f"report: --results-dir {missing} does not exist")
+    assert files_in(reports) == before and not (tmp_path / "out").exists()
+
+
+# t15-054: compare with a --results-dir that is not there said it held no reproduction and advised reproduce=true;
+# it says the folder does not exist, as claims does (t15-055)
+@pytest.mark.parametrize(("command", "holding"), [(["compare", "smoke"], "smoke and its reproductions"),
+                                                  (["claims"], "the claims' cells")], ids=["t15-054", "t15-055"])
+def test_compare_and_claims_refuse_a_results_folder_that_is_not_there(tmp_path, capsys, command, holding):
+    missing = str(tmp_path / "nonexistent")
+    refused([*command, "--results-dir", missing, "--reports-dir", str(tmp_path / "reports")], capsys,
+            f"vramlab: --results-dir {missing} does not exist; give the results folder of {holding}\n")
+    assert not (tmp_path / "reports").exists()
+
+
+# t16-046 (the two roots swapped: aggregate wrote cells.csv, design.json, ... into the published results/smoke/) and
+# t16-052 (claims wrote results/claims-out/claims/): a reports folder or a rebuilt report anywhere in a checkout's
+# published results/ is refused by every command that takes one, as the Snakefile refuses it (t15-028)
+@pytest.mark.parametrize(("argv", "given"), [
+    pytest.param(["aggregate", "smoke"], "--reports-dir results", id="t16-046"),
+    pytest.param(["claims"], "--reports-dir results/claims-out", id="t16-052"),
+    pytest.param(["report", "smoke"], "--reports-dir results", id="report"),
+    pytest.param(["compare", "smoke"], "--reports-dir results/mine", id="compare"),
+    pytest.param(["ceiling", "smoke"], "--reports-dir results", id="ceiling"),
+    pytest.param(["card-check", "--dry-run"], "--reports-dir results", id="card-check"),
+    # from outside the checkout, where `--out results/...` is no longer inside --results-dir
+    pytest.param(["report", "--all", "--results-dir", str(REPO / "results")], "--out {checkout}/results/rebuilt",
+                 id="report-all-out"),
+])
+def test_reports_inside_the_checkouts_published_results_are_refused(tmp_path, capsys, monkeypatch, argv, given):
+    checkout = tmp_path.resolve() / "checkout"
+    (checkout / "ablations").mkdir(parents=True)
+    copy_repository_files(REPO / "results" / "smoke", checkout / "results" / "smoke")
+    monkeypatch.chdir(checkout if "{checkout}" not in given else tmp_path)
+    before = files_in(tmp_path)
+    flag, value = given.format(checkout=checkout).split()
+    refused([*argv, flag, value] + ([] if "--results-dir" in argv else ["--results-dir", str(checkout / "results")]),
+            capsys, f"vramlab: {flag} {value}: {checkout}/results/ is the checkout's folder of published results, "
+                    "so the reports would be written among them; give ")
+    assert files_in(tmp_path) == before and sorted(p.name for p in checkout.iterdir()) == ["ablations", "results"]

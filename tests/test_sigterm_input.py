@@ -7,6 +7,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -38,3 +39,38 @@ def test_the_callers_sigterm_handler_is_put_back():
         assert signal.getsignal(signal.SIGTERM) is mine
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+class _RaisesOnCollection:
+    """What a signal does when it lands in a weak reference's callback or a __del__: Python cannot raise it there."""
+
+    def __init__(self, signal_exception: type[BaseException]) -> None:
+        self.signal_exception = signal_exception
+
+    def __del__(self) -> None:
+        raise self.signal_exception
+
+
+def _runs_on() -> int:
+    end = time.monotonic() + 10  # the interrupt delivered again lands here, long before the ten seconds end
+    while time.monotonic() < end:
+        pass
+    return 0
+
+
+# t10-174 (replayed under load): Ctrl-C to `report --all` landed in a weak reference's callback, Python printed
+# "Exception ignored ... KeyboardInterrupt" in five lines and the command ran on to its end
+@pytest.mark.parametrize(("raised", "code", "said"), [
+    pytest.param(KeyboardInterrupt, 130, "vramlab: interrupted; nothing was left half-written\n", id="t10-174"),
+    pytest.param("terminated", 128 + signal.SIGTERM, "vramlab: terminated (SIGTERM); nothing was left half-written\n",
+                 id="sigterm"),
+])
+def test_a_signal_that_lands_where_python_cannot_raise_it_still_ends_the_command(capsys, raised, code, said):
+    from harness.core.console import Terminated
+
+    def command() -> int:
+        _RaisesOnCollection(Terminated if raised == "terminated" else raised)  # collected at once: __del__ runs
+        return _runs_on()
+
+    assert run_command(command, end_on_sigterm=True) == code
+    assert capsys.readouterr().err == said

@@ -182,9 +182,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "stack": {"core", "data"},  # models, backends, techniques: what a cell's settings mean to the training stack
     "tasks": {"core", "data"},  # evaluation tasks, their data
     "spec": {"core", "data", "stack", "tasks"},  # matrix files and cells, checked against the models they name
-    # the result files: written by run and process, read by everything above; they know cells (spec), never a model
-    # source or the training stack
-    "results": {"core", "spec"},
+    # the result files: written by run and process, read by everything above; they know cells (spec) and the metrics
+    # of the project's tasks (tasks), never a model source or the training stack
+    "results": {"core", "spec", "tasks"},
     "estimate": {"core", "stack", "spec", "results"},  # predicted memory, calibrated against results
     "run": {"core", "data", "stack", "spec", "results", "estimate"},  # the measuring process of one cell
     "process": {"core", "data", "stack", "spec", "results", "estimate", "run"},  # the processes that run cells

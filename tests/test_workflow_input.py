@@ -189,6 +189,37 @@ def test_the_workflow_refuses_one_folder_for_results_and_reports(tmp_path):
         check_config({"matrix": "smoke", "results_dir": same, "reports_dir": same + "/"}, [])
 
 
+# t15-028: results_dir and reports_dir swapped (or one of them in the other's published folder of the checkout)
+@pytest.mark.parametrize(("config", "said"), [
+    pytest.param({"results_dir": str(REPO / "reports"), "reports_dir": str(REPO / "results")},
+                 f"results_dir={REPO / 'reports'}: {REPO / 'reports'}/ is the checkout's folder of published reports, "
+                 "so the results would be written among them; give results and reports each a folder of their own",
+                 id="t15-028"),
+    pytest.param({"reports_dir": str(REPO / "results" / "mine")},
+                 f"{REPO / 'results'}/ is the checkout's folder of published results, so the reports would be written "
+                 "among them", id="reports-under-results"),
+])
+def test_results_and_reports_folders_swapped_are_refused(config, said):
+    with pytest.raises(UsageError, match="give results and reports each a folder of their own") as refused:
+        check_config({"matrix": "smoke", **config}, [])
+    assert said in str(refused.value)
+
+
+# t15-080: the real run of one cell with the folders swapped started the cell, which refused its log only then, in
+# Snakemake's many lines, leaving reports/smoke/logs/<id>.log behind; refused before any job, nothing written
+@pytest.mark.slow
+def test_a_run_with_the_folders_swapped_writes_nothing(tmp_path):
+    clone = checkout_copy.copy_checkout(tmp_path / "clone")
+    done = checkout_copy.snakemake(clone, "reports/smoke/4c55591d5771.json", "--config", "matrix=smoke",
+                                   "results_dir=reports", "reports_dir=results")
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stderr.splitlines()[-1] == (
+        f"vramlab: --config results_dir=reports: {clone / 'reports'}/ is the checkout's folder of published reports, "
+        "so the results would be written among them; give results and reports each a folder of their own (leave "
+        "results_dir out for results/)")
+    assert checkout_copy.status(clone) == ""
+
+
 # S25, S31, S36, S38: a Snakemake results folder inside a matrix's results folder, or inside ablations/
 @pytest.mark.parametrize(("key", "value", "said"), [
     ("results_dir", str(REPO / "results" / "smoke"), "a matrix's results folder (its .matrix file says whose)"),
@@ -311,3 +342,42 @@ def test_a_reproduction_into_a_link_to_the_published_results_is_refused(tmp_path
     assert done.returncode == 2, done.stderr[-3000:]
     assert f"results/smoke/reproductions/{machine_label()} is a link that resolves to" in done.stderr.splitlines()[-1]
     assert checkout_copy.status(clone) == ""  # (reproductions/ is ignored by git: the link itself is not listed)
+
+
+# t14-036: results/smoke/reproductions a link to results/seed-16gb (another matrix's published folder) was taken: the
+# reproduce rule would have written its measurements through it, among seed-16gb's results; refused before any job
+@pytest.mark.slow
+def test_a_reproduction_through_a_link_into_another_published_folder_is_refused(tmp_path):
+    clone = checkout_copy.copy_checkout(tmp_path / "clone")
+    (clone / "results" / "smoke" / "reproductions").symlink_to(clone / "results" / "seed-16gb")
+    done = checkout_copy.snakemake(clone, "-n", "--config", "matrix=smoke", "reproduce=true")
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stderr.splitlines()[-1] == (
+        f"vramlab: results/smoke/reproductions is a link that resolves to {clone / 'results' / 'seed-16gb'}, inside "
+        "results/seed-16gb, among the published results of 'seed-16gb'; a machine's reproductions are written into "
+        "a folder of their own, never through a link: remove the link (what it leads to stays as it is) and run again")
+    # the link itself is listed (git's reproductions/ rule matches folders only): nothing else is there
+    assert checkout_copy.status(clone) == "?? results/smoke/reproductions\n"
+
+
+# t14-036: no link is taken for reproductions/ or reproductions/<machine>/, wherever it leads; a folder is
+@pytest.mark.parametrize(("link", "to", "said"), [
+    pytest.param("reproductions", "seed-16gb", ", inside ", id="t14-036"),
+    pytest.param("reproductions/vm", "elsewhere", "; a machine's", id="machine-outside-results"),
+    pytest.param(None, None, None, id="folder"),
+])
+def test_a_reproductions_folder_that_is_a_link_is_refused(tmp_path, link, to, said):
+    from harness.results.reproduction_folders import reproduction_folder_problem
+
+    results = tmp_path / "results"
+    for folder in (results / "seed-16gb", results / "smoke", tmp_path / "elsewhere"):
+        folder.mkdir(parents=True)
+    if link != "reproductions":
+        (results / "smoke" / "reproductions").mkdir()
+    if link is None:
+        (results / "smoke" / "reproductions" / "vm").mkdir()
+    else:
+        (results / "smoke" / link).symlink_to(results / to if to == "seed-16gb" else tmp_path / to)
+    problem = reproduction_folder_problem(results, "smoke", "vm")
+    assert problem is None if link is None else problem.startswith(f"{results / 'smoke' / link} is a link") \
+        and said in problem, problem

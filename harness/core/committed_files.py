@@ -64,6 +64,20 @@ def changed_committed(folder: Path, *pathspecs: str) -> list[ChangedFile]:
             for kind, path in zip(fields[0::2], fields[1::2], strict=False) if kind and kind[:1] != "A"]
 
 
+def ignored(root: Path, folder: Path) -> bool:
+    """Whether the checkout at `root` ignores what is written in `folder` (a path from the root, there or not): its
+    .gitignore names it or a folder above it. False where there is no git: nothing there is known to be ignored."""
+    # the trailing slash asks about a folder, so that a pattern such as /exports/ matches one not made yet
+    return _git(root, "check-ignore", "-q", "--", f"{folder.as_posix()}/") is not None
+
+
+def untracked(folder: Path) -> list[Path]:
+    """The files under `folder` that its checkout neither tracks nor ignores (new in `git status`), as paths under
+    `folder`; none where there is no git."""
+    done = _git(folder, "ls-files", "--others", "--exclude-standard", "-z", "--", ".")
+    return [] if done is None else [Path(folder) / name for name in done.stdout.split("\0") if name]
+
+
 def in_checkout(path: Path) -> tuple[Path, Path] | None:
     """The root of the git checkout `path` (a file or folder, there or not) lies in, and `path` from that root; None
     where it is in no checkout with a commit."""

@@ -6,11 +6,13 @@ in the file, and keeps a stream to the real console for the few lines meant for 
 
 from __future__ import annotations
 
+import _thread
 import logging
 import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -65,6 +67,8 @@ def console_stream() -> TextIO:
 
 def refuse(message: str, code: int = 2) -> int:
     """The error on the console, also when stdout and stderr were sent to a log file (and then in the log too)."""
+    if console_stream() is None:  # stderr closed too (2>&-): nothing can be said, the exit status tells
+        return code
     print(f"vramlab: {message}", file=console_stream())
     if console_stream() is not sys.stderr:
         print(f"vramlab: {message}", file=sys.stderr)
@@ -80,6 +84,21 @@ def _terminated(signum: int, frame: Any) -> None:
     raise Terminated
 
 
+def _deliver_later(signum: signal.Signals) -> None:
+    time.sleep(0.01)  # once the callback has returned: delivered inside it, the signal would be lost again
+    _thread.interrupt_main(signum)
+
+
+def _interrupt_again(unraisable: Any) -> None:
+    """A Ctrl-C that lands inside a callback that cannot raise (a weak reference's, a __del__) is printed by Python
+    as "Exception ignored" and lost, and the command runs on: it is delivered to the main thread again instead."""
+    if issubclass(unraisable.exc_type, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
+        signum = signal.SIGTERM if issubclass(unraisable.exc_type, Terminated) else signal.SIGINT
+        threading.Thread(target=_deliver_later, args=(signum,), daemon=True).start()
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def run_command(command: Callable[[], int], end_on_sigterm: bool = False) -> int:
     """A command's exit status: its own, or one line for the person and 2 for a UsageError or a path that cannot be
     used, 130 for Ctrl-C (143 for SIGTERM where `end_on_sigterm`). Every VRAMLAB_* variable is checked first
@@ -91,7 +110,9 @@ def run_command(command: Callable[[], int], end_on_sigterm: bool = False) -> int
     previous = signal.signal(signal.SIGTERM, _terminated) \
         if end_on_sigterm and threading.current_thread() is threading.main_thread() else None
     stdout, sys.stdout = sys.stdout, _NamedOutput(sys.stdout)
+    hook, sys.unraisablehook = sys.unraisablehook, _interrupt_again
     try:
+        _check_started(stdout)
         check_all()
         for note in notes():
             print(f"vramlab: {note}", file=sys.stderr)
@@ -109,9 +130,31 @@ def run_command(command: Callable[[], int], end_on_sigterm: bool = False) -> int
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         sys.stdout = stdout
+        sys.unraisablehook = hook
         if code != 0:
             remove_empty_made()
     return code
+
+
+def _check_started(stdout: TextIO | None) -> None:
+    """What a command needs of the process it was started in before it does anything: an open standard output (`>&-`
+    leaves none, and the next file opened would take its place) and a working folder that still exists."""
+    if stdout is None:
+        raise UsageError("standard output is closed (as `>&-` leaves it); give the command one, e.g. >/dev/null "
+                         "to discard what it prints")
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise UsageError(f"the working folder {_lost_folder()}no longer exists (deleted since the command started "
+                         "there); cd to a folder that exists and run it again") from None
+
+
+def _lost_folder() -> str:
+    """The deleted working folder's path and a space, as Linux still names it or else the shell's $PWD, or ''."""
+    try:
+        return os.readlink("/proc/self/cwd").removesuffix(" (deleted)") + " "
+    except OSError:
+        return f"{os.environ['PWD']} " if os.environ.get("PWD") else ""
 
 
 def _output_name() -> str:

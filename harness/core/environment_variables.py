@@ -10,10 +10,11 @@ import json
 import math
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.core.errors import UsageError
-from harness.core.path_problems import published_place
+from harness.core.path_problems import checkout_place, published_place
 from harness.core.suggest import did_you_mean
 
 MAX_CELLS = "VRAMLAB_MAX_CELLS"
@@ -227,11 +228,11 @@ def cache_folder() -> Path:
     return path
 
 
-def outside_published(name: str, path: Path, fix: str) -> None:
-    """Refuses a folder of vramlab's own among a checkout's published files, saying `fix`: models, bytecode or
-    leases there would be taken for a matrix's results (`vramlab check` fails, `matrices` lists them), and git shows
-    them."""
-    place = published_place(path)
+def outside_published(name: str, path: Path, fix: str, where: Callable[[Path], str | None] = checkout_place) -> None:
+    """Refuses a folder of vramlab's own among a checkout's files (`where` says which), saying `fix`: models,
+    bytecode or leases among the published files would be taken for a matrix's results (`vramlab check` fails,
+    `matrices` lists them), and anywhere git does not ignore them, git shows them as the checkout's own."""
+    place = where(path)
     if place is not None:
         raise UsageError(f"{name}={str(path)[:200]} lies in {place}; {fix}")
 
@@ -283,7 +284,7 @@ def internal_paths() -> None:
                     else "lies in no existing folder")
             raise UsageError(f"{name}={text[:80]!r} {flaw}; it is {what}, which vramlab sets itself: unset it")
         if name == STATUS_FILE:  # the supervisor's own is a temporary file; one among published files is a mistake
-            outside_published(name, path, f"it is {what}, which vramlab sets itself: unset it")
+            outside_published(name, path, f"it is {what}, which vramlab sets itself: unset it", published_place)
 
 
 def check_all() -> None:

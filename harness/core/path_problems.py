@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from harness.core.committed_files import ignored
+
 # what a person can do about an error that is the file system's, not the path's
 REMEDY = {errno.ENOSPC: "free some space there or give a folder on another file system",
           errno.EDQUOT: "free some space there or give a folder on another file system",
@@ -132,6 +134,37 @@ def published_place(path: Path) -> str | None:
         if above.name in CHECKOUT_FOLDERS and above.is_dir() and _is_checkout(checkout):
             return f"{above}/, {CHECKOUT_FOLDERS[above.name]}"
     return None
+
+
+def checkout_published_root(path: Path) -> Path | None:
+    """The checkout's results/ or reports/ folder that `path` is or lies in (a checkout being a folder with
+    ablations/ beside them), or None."""
+    resolved = Path(path).resolve()
+    return next((above for above in [resolved, *resolved.parents]
+                 if above.name in PUBLISHED_PARENTS and above.is_dir() and _is_checkout(above.parent)), None)
+
+
+def among_the_other_kind(path: Path, kind: str) -> str | None:
+    """Where `kind` ("results" or "reports") written at `path` would land among a checkout's published files of the
+    other kind (its results/ and reports/ swapped, or one inside the other), in words, or None."""
+    root = checkout_published_root(path)
+    if root is None or root.name == kind:
+        return None
+    return f"{root}/ is {CHECKOUT_FOLDERS[root.name]}, so the {kind} would be written among them"
+
+
+def checkout_place(path: Path) -> str | None:
+    """Where a folder vramlab fills with its own files (a cache, leases) at `path` would mix them with a checkout's,
+    in words, or None: among the published files (published_place), or anywhere else in a checkout's tree that its
+    .gitignore does not name, where git would show hundreds of models' and bytecode files as the checkout's own."""
+    place = published_place(path)
+    if place is not None:
+        return place
+    resolved = Path(path).resolve()
+    root = next((above for above in [resolved, *resolved.parents] if _is_checkout(above)), None)
+    if root is None or ignored(root, resolved.relative_to(root)):
+        return None
+    return f"{root}/, a checkout of vramlab, in a folder its .gitignore does not name"
 
 
 def _is_checkout(folder: Path) -> bool:

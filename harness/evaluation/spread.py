@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from harness.results import Score
+from harness.results.model import higher_is_better
 from harness.tasks.answers import first_line
 
 BOOTSTRAP_DRAWS = 1000
@@ -22,7 +23,6 @@ _RATIOS = {
     "word_perplexity": lambda ll, units: math.exp(-ll / units),
     "byte_perplexity": lambda ll, units: math.exp(-ll / units),
 }
-_LOWER_IS_BETTER = {"bits_per_byte", "word_perplexity", "byte_perplexity", "perplexity"}
 
 
 def bootstrap(pairs: list[tuple[float, float]], ratio: Any, draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> float:
@@ -65,7 +65,7 @@ def scores_from(output: dict[str, Any], task: str) -> list[Score]:
             if stderr is None:
                 method = None
         scores.append(Score(metric=metric, value=float(value), stderr=stderr, stderr_method=method, n=n,
-                            higher_is_better=metric not in _LOWER_IS_BETTER))
+                            higher_is_better=higher_is_better(metric)))
     in_context = [s for s in samples if isinstance(s.get("doc"), dict) and s["doc"].get("in_context")]
     if in_context and "exact_match" in samples[0]:
         hits = [float(s["exact_match"]) for s in in_context]

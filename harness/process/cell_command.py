@@ -41,6 +41,7 @@ from harness.spec.matrix import (
 )
 from harness.spec.owners import owner_file, owner_problem, same_file
 from harness.stack.backends import name_for
+from harness.stack.models.model_folder import unloadable_folder
 from harness.stack.techniques import needs_cuda
 
 
@@ -172,6 +173,8 @@ def run_cell(args: argparse.Namespace) -> int:
     if not problem and args.log:
         problem = log_file_problem(Path(args.log)) or _log_place_problem(Path(args.log), args.matrix)
     problem = problem or _memory_history_problem(cell, getattr(args, "memory_history", None))
+    unloadable = None if cell.conflict else unloadable_folder(str(cell.settings["model"]))
+    problem = problem or (unloadable and f"{cell.name}.model: {unloadable}")
     problem = problem or _existing_result(cell, out, args.force, args.out is not None)[0]
     if problem:
         print(f"vramlab: {problem}", file=sys.stderr)

@@ -16,6 +16,7 @@ import yaml
 
 from harness.core.environment_variables import ablations_folder, device_slots_problem, max_cells
 from harness.core.errors import UsageError
+from harness.core.hidden_characters import hidden_character
 from harness.core.path_problems import not_a_regular_file
 from harness.core.suggest import did_you_mean
 from harness.data.training import sequences_needed
@@ -32,6 +33,7 @@ from harness.spec.yaml_keys import key_trap
 from harness.spec.yaml_numbers import number_traps, out_of_range
 from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.hub import UNPINNED, HubModelError, commit_of, hub_problem, is_hub_id
+from harness.stack.models.model_folder import unloadable_folder
 from harness.stack.models.sources import missing_parts_problem
 from harness.tasks.catalog import PROJECT_TASKS, scores_training_documents
 from harness.tasks.names import unknown_task_problem
@@ -378,7 +380,9 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
             raise check.fail(key, "an empty section: give what goes under it, or remove the line")
     if not isinstance(spec.get("description", ""), str):
         raise check.fail("description", f"expected text, got {_kind(spec['description'])}; write it in quotes")
-    hidden = _hidden_character(spec.get("description", ""))
+    if "description" in spec and not spec["description"].strip():  # optional, but a blank one lists as nothing
+        raise check.fail("description", "empty; say in a line what the matrix is for, or leave the key out")
+    hidden = hidden_character(spec.get("description", ""))
     if hidden:
         raise check.fail("description", f"holds {hidden}, which no report can show as text (and a direction "
                          "override would make it read other than it is); remove it")
@@ -546,20 +550,6 @@ def _comparisons(check: _Checker, spec: dict[str, Any], plan: EvaluationPlan,
         raise check.fail("comparisons", str(err)) from None
 
 
-# direction overrides and isolates: they make text read other than it is stored (the "Trojan Source" trick)
-_BIDI_CONTROLS = {*range(0x202A, 0x202F), *range(0x2066, 0x206A)}
-
-
-def _hidden_character(text: str) -> str | None:
-    """The first character of `text` a report cannot show as text: a control character other than a tab or a new
-    line, or a bidirectional override, named by its code point."""
-    for char in text:
-        code = ord(char)
-        if (code < 0x20 and char not in "\t\n") or code == 0x7F or code in _BIDI_CONTROLS:
-            return f"the control character U+{code:04X}"
-    return None
-
-
 def _written(spec: dict[str, Any]) -> dict[str, str]:
     """Each setting the matrix file writes (fixed, an axis, a baseline, a list or included cell), by where it is first
     written; `exclude` only names cells, so it writes nothing."""
@@ -675,13 +665,17 @@ def check_measurable(name_or_path: str, cells: list[Cell]) -> None:
 
 def check_models_here(name_or_path: str, cells: list[Cell]) -> None:
     """What `validate` asks beyond the matrix: that each model its cells would load can be had on this machine (a
-    package: model's parts installed). Matrices are expanded and estimated without the parts (a split model's
-    header is registered, harness/stack/models/parts.py), so that results are aggregated and reported anywhere."""
+    package: model's parts installed, a model folder's weights and tokenizer there). Matrices are expanded and
+    estimated without them (a split model's header is registered, harness/stack/models/parts.py; a folder's config
+    is enough), so that results are aggregated, reported and estimated anywhere."""
     for cell in cells:
         problem = None if cell.conflict else missing_parts_problem(str(cell.settings["model"]))
         if problem:
             raise MatrixError(f"{matrix_path(name_or_path)}: {cell.name}.model: {problem}; without them no cell of "
                               "this model can run on this machine")
+        problem = None if cell.conflict else unloadable_folder(str(cell.settings["model"]))
+        if problem:
+            raise MatrixError(f"{matrix_path(name_or_path)}: {cell.name}.model: {problem}")
 
 
 def _ceiling_within_positions(check: _Checker, cell: Cell, ceiling: CeilingSpec) -> None:

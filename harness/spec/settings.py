@@ -25,8 +25,8 @@ RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("batch_size", int, 1, "sequences per micro-batch", minimum=1, maximum=4096),
     Setting("grad_accum", int, 1, "micro-batches per optimizer step", minimum=1, maximum=65536),
     Setting("steps", int, 5, "measured optimizer steps", minimum=1, maximum=1_000_000),
-    Setting("warmup_steps", int, 1, "optimizer steps run first and left out of the timings", minimum=0,
-            maximum=1_000_000),
+    Setting("warmup_steps", int, 1, "optimizer steps run before the measured `steps`, in addition to them, and "
+            "left out of the timings", minimum=0, maximum=1_000_000),
     Setting("learning_rate", float, 2e-4, "peak learning rate (constant schedule); 0 is allowed: every step still runs "
             "and allocates as at any rate, the weights stay as they were", minimum=0),
     # numpy's seeds (which transformers' set_seed passes on) are 32-bit unsigned

@@ -70,6 +70,16 @@ ITEM_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+# per family: the metrics its scores carry, its YAML's metric_list and, for recall, the exact match over the items
+# whose answer survived truncation (harness/evaluation/spread.py)
+FAMILY_METRICS: dict[str, frozenset[str]] = {
+    "recall": frozenset({"exact_match", "recall", "answer_in_context", "exact_match_in_context"}),
+    "ruler": frozenset({"exact_match", "recall"}),
+    "section_bpb": frozenset({"bits_per_byte"}),
+    "text": frozenset({"bits_per_byte", "word_perplexity", "byte_perplexity"}),
+}
+
+
 @dataclass(frozen=True)
 class ProjectTask:
     name: str
@@ -176,6 +186,12 @@ PROJECT_TASKS: dict[str, ProjectTask] = {t.name: t for t in (
                   f"held-out {name} text (GIMP User Manual, Debian gimp-help 2.10.34)")
       for lang, name in _HELP_LANGUAGE_NAMES.items()),
 )}
+
+
+def recorded_metrics(task: str) -> frozenset[str] | None:
+    """The metrics a project task's scores carry, or None for a task of lm-eval's own, whose metrics vary."""
+    found = PROJECT_TASKS.get(task)
+    return FAMILY_METRICS[found.family] if found else None
 
 
 def write_records(records: list[dict[str, Any]], path: Path) -> Path:

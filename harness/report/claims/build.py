@@ -20,6 +20,7 @@ from harness.report.kept import keep_measured
 from harness.report.stack_versions import versions_line
 from harness.report.tables import LATEX_NEEDS, Column, Table
 from harness.results.model import CellResult
+from harness.results.results_dir_mistakes import missing_results_dir
 from harness.results.store import ResultFileError, read
 from harness.spec.matrix import ceiling_spec, expand
 
@@ -189,8 +190,9 @@ def _throughput_note(claim: Claim) -> list[str]:
 
 def write(results_dir: Path, reports_dir: Path, published: Published | None = None) -> list[Path]:
     published = published or load()
-    if not Path(results_dir).is_dir():
-        raise UsageError(f"--results-dir {results_dir} does not exist; give the results folder of the claims' cells")
+    missing = missing_results_dir(Path(results_dir), str(results_dir), "the claims' cells")
+    if missing:
+        raise UsageError(missing)
     found, measurements = rows(published, results_dir)
     table = pd.DataFrame(found)
     if (table["verdict"] == NOT_MEASURED).all():
