@@ -10,12 +10,14 @@ import subprocess
 import sys
 import time
 from contextlib import closing
+from pathlib import Path
 
 import pytest
 
 from harness import cli
 from harness.core.file_locks import held
 from harness.report.export import FOLDER_LOCK
+from harness.report.export.mlflow_runs import FILE_STORE_SWITCH
 from tests.conftest import REPO
 from tests.refusals import refused
 
@@ -79,7 +81,7 @@ def test_a_sqlite_store_keeps_its_figures_beside_the_database(tmp_path, capsys, 
                      str(REPO / "results"), "--reports-dir", str(REPO / "reports")]) == 0
     said = capsys.readouterr().out
     assert f"kept in {(tmp_path / 'runs-artifacts').as_uri()}" in said
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs-artifacts", "runs.db"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs-artifacts", "runs.db", "runs.db" + FOLDER_LOCK]
     client = MlflowClient("sqlite:///runs.db")
     experiment = client.get_experiment_by_name("smoke")
     runs = client.search_runs([experiment.experiment_id])
@@ -183,6 +185,32 @@ def test_a_second_export_into_one_folder_waits_for_the_first(tmp_path):
     assert stdout.startswith("8 cells of smoke as TensorBoard runs in")
     runs = [folder for folder in (out / "smoke").iterdir()]
     assert len(runs) == 9 and all(len(list(folder.iterdir())) == 1 for folder in runs)  # 8 cells and the report
+
+
+# two exports into one new SQLite database at once (t17-079): both ran MLflow's migrations, and the loser ended in an
+# 87-line SQLAlchemy traceback; the second now waits for the first, as into a TensorBoard folder
+@pytest.mark.slow
+@pytest.mark.parametrize(("out", "lock"), [("sqlite:///{d}/runs.db", "runs.db" + FOLDER_LOCK),
+                                           ("{d}/mlruns", f"mlruns/{FOLDER_LOCK}")], ids=["sqlite", "file-store"])
+def test_a_second_mlflow_export_into_one_store_waits_for_the_first(tmp_path, monkeypatch, out, lock):
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.setenv(FILE_STORE_SWITCH, "true")  # for the client that reads the file store back
+    out = out.format(d=tmp_path)
+    (tmp_path / lock).parent.mkdir(exist_ok=True)
+    command = [sys.executable, "-m", "harness", "export", "smoke", "--to", "mlflow", "--out", out]
+    with held(tmp_path / lock):  # the first export, still writing
+        second = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert second.stderr is not None
+        said = second.stderr.readline()
+        assert said.endswith(f"another export is writing into {out}; waiting for it to end\n")
+        assert second.poll() is None and not (tmp_path / "runs.db").exists()
+        assert sorted(p.name for p in (tmp_path / lock).parent.iterdir()) == [Path(lock).name]
+    stdout, stderr = second.communicate(timeout=300)
+    assert second.returncode == 0, stderr
+    assert stdout.startswith("8 cells of smoke as MLflow runs")
+    client = MlflowClient(out if "://" in out else Path(out).as_uri())
+    assert len(client.search_runs([client.get_experiment_by_name("smoke").experiment_id])) == 9
 
 
 # t16-054: --out sqlite:// (a database in memory) said 8 runs were exported, though they went with the process, and

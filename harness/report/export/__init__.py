@@ -13,15 +13,12 @@ from harness.core.file_locks import held
 from harness.core.path_problems import published_place
 from harness.core.trackers import TRACKERS
 from harness.report.export import mlflow_runs, tensorboard_events, wandb_runs
-from harness.report.export.runs import MatrixRuns, matrix_runs
+from harness.report.export.runs import FOLDER_LOCK, MatrixRuns, matrix_runs
 
 Writer = Callable[[MatrixRuns, str], str]
 # each tracker's writer, in the order harness/core/trackers.py names them
 WRITERS: dict[str, Writer] = dict(zip(TRACKERS, (mlflow_runs.write, tensorboard_events.write, wandb_runs.write),
                                       strict=True))
-# in a TensorBoard or W&B folder, the file that keeps two exports into it from writing at once: one replaces a run's
-# folder while the other's event writer is still filling it, and the store holds a mix of the two
-FOLDER_LOCK = ".vramlab-export.lock"
 
 
 def export(matrix: str, tracker: str, out: str, results_dir: Path, reports_dir: Path) -> str:
@@ -37,7 +34,7 @@ def export(matrix: str, tracker: str, out: str, results_dir: Path, reports_dir: 
             "no report of %s in %s/ (no report.md, tables or charts), so its cells go without them; `vramlab report "
             "%s` writes it there, or give --reports-dir where it is", runs.matrix, reports_dir / runs.matrix,
             runs.matrix)
-    if tracker == "mlflow":  # a tracking store orders its own writers
+    if tracker == "mlflow":  # a local MLflow store is locked by its writer, which knows where the store lies
         return WRITERS[tracker](runs, out)
     Path(out).mkdir(parents=True, exist_ok=True)
     with held(Path(out) / FOLDER_LOCK, f"another export is writing into {out}; waiting for it to end"):

@@ -5,9 +5,11 @@ run is deleted, so an experiment holds one run a cell."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sqlite3
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,8 @@ from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
 from harness.core.errors import UsageError
-from harness.report.export.runs import MatrixRuns
+from harness.core.file_locks import held
+from harness.report.export.runs import FOLDER_LOCK, MatrixRuns
 
 # MLflow 3 keeps its file store in maintenance mode and refuses it unless told (it reads this when a store opens)
 FILE_STORE_SWITCH = "MLFLOW_ALLOW_FILE_STORE"
@@ -142,14 +145,35 @@ def _install_advice(module: str, uri: str) -> str:
     return advice
 
 
+def _store_lock(uri: str) -> Path | None:
+    """The file that makes exports into one store on this machine take turns: beside a SQLite database
+    (runs.db.vramlab-export.lock), inside a file store; None for a server or database server, which order their own
+    writers."""
+    parts = urlsplit(uri)
+    if parts.scheme == "file":
+        return Path(url2pathname(parts.path)) / FOLDER_LOCK
+    database = _sqlite_file(uri)
+    return None if database is None else database.with_name(database.name + FOLDER_LOCK)
+
+
+@contextlib.contextmanager
+def _one_writer(uri: str, out: str) -> Iterator[None]:
+    """Exports into one local store, one at a time: two at once into a new SQLite database race through MLflow's
+    migrations, and the loser ends in SQLAlchemy's traceback."""
+    lock = _store_lock(uri)
+    if lock is None:
+        yield
+        return
+    lock.parent.mkdir(parents=True, exist_ok=True)  # MLflow makes the folder all the same
+    with held(lock, f"another export is writing into {out}; waiting for it to end"):
+        yield
+
+
 def _experiment(uri: str, matrix: str) -> tuple[Any, str]:
     """The client of the store at `uri` and the id of the matrix's experiment there (made where there is none)."""
     from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
 
-    _server_answers(uri)
-    _not_in_memory(uri)
-    _not_a_database(uri)
     try:
         client = MlflowClient(uri)
         experiment = client.get_experiment_by_name(matrix)
@@ -167,11 +191,19 @@ def _experiment(uri: str, matrix: str) -> tuple[Any, str]:
 
 
 def write(runs: MatrixRuns, out: str) -> str:
-    import mlflow
-
     uri = tracking_uri(out)
     if uri.startswith("file:"):
         os.environ.setdefault(FILE_STORE_SWITCH, "true")
+    _server_answers(uri)  # what the store is, judged before a lock file is made beside it
+    _not_in_memory(uri)
+    _not_a_database(uri)
+    with _one_writer(uri, out):
+        return _write(runs, uri)
+
+
+def _write(runs: MatrixRuns, uri: str) -> str:
+    import mlflow
+
     client, experiment_id = _experiment(uri, runs.matrix)
     ours = {cell.cell_id for cell in runs.cells} | {""}
     for old in client.search_runs([experiment_id], max_results=50_000):

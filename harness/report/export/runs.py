@@ -16,6 +16,9 @@ from harness.spec.cells import Cell
 from harness.spec.matrix import evaluation_plan, load_matrix
 
 Param = str | int | float | bool
+# in a TensorBoard or W&B folder (or an MLflow file store), the file that keeps two exports into it from writing at
+# once: one replaces a run's folder while the other's event writer is still filling it, and the store holds a mix
+FOLDER_LOCK = ".vramlab-export.lock"
 # a metric's name as every tracker takes it (MLflow: letters, digits, _ - . / and spaces)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-/]")
 
