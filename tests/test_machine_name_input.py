@@ -13,7 +13,10 @@ RULE = "a machine is named by its folder under {folder}: letters, digits, '-' an
 @pytest.mark.parametrize(("argv", "folder"), [
     pytest.param(["card-check", "--dry-run", "--machine", "a b"], "results/card-check/reproductions/", id="t11-110"),
     pytest.param(["card-check", "--dry-run", "--machine", "../x"], "results/card-check/reproductions/", id="a-path"),
-    pytest.param(["compare", "smoke", "--machine", "a b"], "results/<matrix>/reproductions/", id="compare")])
+    pytest.param(["compare", "smoke", "--machine", "a b"], "results/<matrix>/reproductions/", id="compare"),
+    # a regex ending in $ matches before a trailing newline: 'vm\n' passed, and was told as results/.../vm\n/ (t17-065)
+    pytest.param(["compare", "smoke", "--machine", "vm\n"], "results/<matrix>/reproductions/",
+                 id="a-trailing-newline")])
 def test_a_machine_name_that_is_no_folder_name_is_refused(argv, folder, capsys):
     said = refused(argv, capsys, f"vramlab: --machine {argv[-1]!r}: " + RULE.format(folder=folder))
     assert said.count("\n") == 1

@@ -33,7 +33,8 @@ CPU_MEMORY_TOLERANCE = 0.10
 SOFTWARE = ("torch", "transformers", "peft", "trl")
 
 
-MACHINE_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")  # what machine_label() makes: a folder name, never a path
+# what machine_label() makes: a folder name, never a path; \Z, as $ would match before a trailing newline
+MACHINE_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*\Z")
 
 
 def machine_label() -> str:
