@@ -30,6 +30,7 @@ from harness.core.path_problems import (
     not_a_regular_file,
     published_folder,
     too_long,
+    unmakeable,
     written_as_root,
 )
 from harness.core.suggest import did_you_mean
@@ -544,7 +545,12 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    marked = written_as_root(Path(args.reports_dir) / Path(args.matrix).stem)
+    folder = Path(args.reports_dir) / Path(args.matrix).stem
+    marked = written_as_root(folder)
+    # root passes access(2) where the kernel still refuses a folder (/proc): said before the note that root writes
+    if marked is not None and not folder.is_dir() and (why := unmakeable(folder)) is not None:
+        raise UsageError(f"--reports-dir {args.reports_dir}: the folder {folder} cannot be made in {marked} ({why}); "
+                         "give a folder that can be")
     if marked is not None:
         print(f"vramlab: {marked} is marked read-only (no write permission), but this process runs as root, which "
               "may write it all the same: its reports are made again there from the result files", file=sys.stderr)

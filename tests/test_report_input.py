@@ -291,6 +291,15 @@ def test_aggregate_names_a_folder_in_the_place_of_its_table(tmp_path, capsys):
     assert [p.name for p in (tmp_path / "reports" / "smoke").iterdir()] == ["cells.csv"]
 
 
+# t17-056: as root, a reports folder in /proc (marked read-only, yet access(2) lets root write) was told in two lines:
+# that root writes it all the same, then a bare "No such file or directory"
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.ismount("/proc"), reason="root, where the kernel refuses mkdir")
+def test_aggregate_into_a_folder_the_kernel_will_not_make_names_it(capsys):
+    refused(["aggregate", "smoke", "--results-dir", str(REPO / "results"), "--reports-dir", "/proc/vramlab-x"],
+            capsys, "--reports-dir /proc/vramlab-x: the folder /proc/vramlab-x/smoke cannot be made in /proc (No "
+            "such file or directory); give a folder that can be")
+
+
 # I-kill9-report-inplace: a temporary file whose writer was killed is removed by the next write into its folder;
 # one of a live writer (this host's, or another host's on a shared folder) is never touched, and git ignores them
 def test_a_killed_writers_temporary_file_goes_with_the_next_write(tmp_path):

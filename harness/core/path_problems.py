@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -94,6 +95,16 @@ def written_as_root(path: Path) -> Path | None:
     nobody."""
     here = nearest_existing(path)
     return here if os.geteuid() == 0 and not here.stat().st_mode & 0o222 else None
+
+
+def unmakeable(path: Path) -> str | None:
+    """Why no folder can be made at `path`, in the system's words, or None: a folder is made and removed again in
+    its nearest existing parent, since access(2) answers yes to root where mkdir still fails (/proc, /sys)."""
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".vramlab-folder-check-", dir=nearest_existing(Path(path).absolute())))
+    except OSError as err:
+        return err.strerror or str(err)
+    return None
 
 
 # what a results or reports folder leaves for the paths under it (<matrix>/evaluations/<cell id>/<task>.json)
