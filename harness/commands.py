@@ -27,6 +27,7 @@ from harness.core.path_problems import (
     FOLDER_ROOM,
     among_the_other_kind,
     file_in_the_way,
+    link_loop,
     not_a_regular_file,
     published_folder,
     too_long,
@@ -717,6 +718,9 @@ def _folder_arguments(args: argparse.Namespace) -> None:
     if args.command == "report" and out:
         _not_published("--out", Path(out))
     if args.command == "readme":
+        if link_loop(Path(args.file)):  # else told as no file, or a traceback where it is resolved
+            raise UsageError(f"readme: --file {args.file}: a symlink on its path loops (leads back to itself), so "
+                             "there is no file to read; give the README file itself, such as --file README.md")
         _not_among_results("--file", args.file, "give the repository's README, such as --file README.md")
 
 

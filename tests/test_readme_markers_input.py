@@ -110,3 +110,15 @@ def test_readme_says_what_a_file_that_is_no_regular_file_is(tmp_path, capsys, gi
     os.mkfifo(tmp_path / "fifo")
     path = given if given.startswith("/") else str(tmp_path / given)
     refused(["readme", "--file", path], capsys, f"readme: --file {path} is {kind}, not a regular file; give the README")
+
+
+# t17-071: `readme --file L`, L a symlink to itself, was told "no file L; run it in the repository's folder" (later a
+# RuntimeError traceback, where --file is resolved); a link that loops, or one above the file, is said to loop
+@pytest.mark.parametrize("given", ["loop", "loop/README.md", "one"], ids=["itself", "above-the-file", "two-links"])
+def test_readme_says_a_file_behind_a_symlink_loop_loops(tmp_path, capsys, given):
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "one").symlink_to("two")
+    (tmp_path / "two").symlink_to("one")
+    path = str(tmp_path / given)
+    refused(["readme", "--file", path], capsys, f"readme: --file {path}: a symlink on its path loops (leads back to "
+            "itself), so there is no file to read; give the README file itself")

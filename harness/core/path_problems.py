@@ -69,6 +69,19 @@ def not_a_regular_file(path: Path) -> str | None:
                                              else "")
 
 
+def link_loop(path: Path) -> bool:
+    """Whether a symlink at or above `path` leads back to itself: resolving it then raises RuntimeError (Python
+    3.11; OSError ELOOP from 3.13) where a path that is merely missing resolves, so a check that resolves it ends
+    in a traceback."""
+    try:
+        Path(path).resolve(strict=True)
+    except RuntimeError:
+        return True
+    except OSError as err:
+        return err.errno == errno.ELOOP
+    return False
+
+
 def mode_kind(mode: int) -> str | None:
     """What a file of this stat(2) mode is, in words, or None for a regular file."""
     if stat.S_ISREG(mode):
