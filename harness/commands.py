@@ -31,6 +31,7 @@ from harness.core.path_problems import (
     not_a_regular_file,
     published_folder,
     too_long,
+    unexpanded_home,
     unmakeable,
     written_as_root,
 )
@@ -695,6 +696,7 @@ def _folder_arguments(args: argparse.Namespace) -> None:
     """--results-dir and --reports-dir name folders: a file there (or above) is refused before anything is read,
     which would otherwise be told as results missing under it."""
     _no_empty_paths(args)
+    _no_unexpanded_home(args)
     for option in ("results_dir", "reports_dir"):
         value = getattr(args, option, None)
         if value is None:
@@ -752,6 +754,15 @@ def _undecodable(text: str) -> bool:
 
 def _inside(path: Path, *folders: Path) -> bool:
     return any(path.resolve().is_relative_to(folder.resolve()) for folder in folders)
+
+
+def _no_unexpanded_home(args: argparse.Namespace) -> None:
+    """A path option that starts with a literal ~ (quoted, so the shell left it): taken as it is, it would write
+    into a folder named ~ in the working folder, not the home folder meant."""
+    for option in PATH_OPTIONS:
+        value = getattr(args, option, None)
+        if isinstance(value, str) and (problem := unexpanded_home(value)) is not None:
+            raise UsageError(f"--{option.replace('_', '-')} {value}: {problem}")
 
 
 def _output_arguments(args: argparse.Namespace) -> None:

@@ -14,6 +14,7 @@ from harness.core.path_problems import (
     file_in_the_way,
     published_folder,
     too_long,
+    unexpanded_home,
     unwritable,
 )
 from harness.core.suggest import did_you_mean
@@ -177,6 +178,8 @@ def check_config(config: dict[str, Any], argv: list[str]) -> None:
             raise UsageError(f"{given}: YAML reads {value} as a number, not as a folder; write the folder as a path, "
                              f"such as {path}")
     for key in [k for k in FOLDERS if k in config]:
+        if (home := unexpanded_home(str(config[key]))) is not None:  # Snakemake hands ~ on as it is
+            raise UsageError(f"--config {key}={str(config[key])[:80]}: {home}")
         if (long := too_long(Path(str(config[key])), FOLDER_ROOM)) is not None:
             raise UsageError(f"--config {key}={str(config[key])[:80]}...: {long}; give a shorter folder")
         blocker = file_in_the_way(Path(str(config[key])) / "x")

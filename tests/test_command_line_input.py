@@ -16,7 +16,7 @@ import pytest
 from harness import cli, commands
 from harness.core.atomic_files import write_text_atomic
 from harness.core.console import run_command
-from harness.core.path_problems import explain_os_error, not_a_regular_file
+from harness.core.path_problems import explain_os_error, not_a_regular_file, unexpanded_home
 from harness.process import spare
 from tests.conftest import REPO, copy_repository_files
 from tests.refusals import GOOD, full_disk, odd_files, one_line, refused, said_once, validate, vramlab
@@ -148,6 +148,26 @@ def test_a_file_given_as_a_results_or_reports_folder_is_named(tmp_path, capsys, 
     refused([*argv, option, str(afile / "below")], capsys, f"{option} {afile / 'below'}: {afile} is a file, not a "
                                                              "folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+# t17-073: `export --out '~/tb'` (quoted, so the shell left the ~) wrote nine event files under a folder named ~ in
+# the working folder, without a word; every path option that starts with a literal ~ (or ~user) is refused
+@pytest.mark.parametrize("argv", [
+    ["export", "smoke", "--to", "tensorboard", "--out", "~/tb"], ["aggregate", "smoke", "--results-dir", "~/r"],
+    ["aggregate", "smoke", "--reports-dir", "~"], ["estimate", "smoke", "--chart", "~root/c.png"]],
+    ids=["out", "results-dir", "reports-dir", "chart-of-a-user"])
+def test_a_literal_tilde_in_a_path_option_is_refused(tmp_path, capsys, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    first = argv[-1].split("/")[0]
+    refused(argv, capsys, f"{argv[-2]} {argv[-1]}: the shell did not expand {first} (quoted, it stays a plain name), "
+            f"so it would name a folder called {first} in the working folder; give the path unquoted, as $HOME/..., "
+            "or in full")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_tilde_that_names_no_home_folder_is_left_as_a_name():
+    assert unexpanded_home("./~/r") is None and unexpanded_home("r/~") is None
+    assert unexpanded_home("~no-such-user-of-this-machine/r") is None  # a plain name: the shell leaves it too
 
 
 # R02, C97, C99: output paths among the results, or over a report's own files

@@ -38,6 +38,10 @@ CONFIG_CASES = [
     (["matrix=smoke", "warm_start="], "write warm_start=true or warm_start=false"),
     # results_dir=5: a number (YAML's reading), which stopped the Snakefile in a TypeError traceback from pathlib
     (["matrix=smoke", "results_dir=5"], "--config results_dir=5: YAML reads 5 as a number, not as a folder"),
+    # t17-030: Snakemake hands ~ on as it is, and the cells were planned into a folder named ~ in the checkout
+    (["matrix=smoke", "results_dir=~/res"], "--config results_dir=~/res: the shell did not expand ~ (quoted, it "
+     "stays a plain name), so it would name a folder called ~ in the working folder; give the path unquoted"),
+    (["matrix=smoke", "reports_dir=~"], "--config reports_dir=~: the shell did not expand ~"),
 ]
 
 

@@ -40,6 +40,17 @@ def too_long(path: Path, room: int = 0) -> str | None:
     return None
 
 
+def unexpanded_home(path: str) -> str | None:
+    """What is wrong with a path that starts with a literal ~ (or ~user), in words, or None: the shell expands it
+    only unquoted, and Snakemake's --config never, so '~/r' would make a folder named ~ in the working folder.
+    ./~ still names such a folder on purpose."""
+    first = str(path).split("/", 1)[0]
+    if not first.startswith("~") or os.path.expanduser(first) == first:  # ~nosuchuser is a plain name
+        return None
+    return (f"the shell did not expand {first} (quoted, it stays a plain name), so it would name a folder called "
+            f"{first} in the working folder; give the path unquoted, as $HOME/..., or in full")
+
+
 def file_in_the_way(path: Path) -> Path | None:
     """The first of `path`'s folders that is a file (so nothing can be created under it), or None."""
     for parent in reversed(Path(path).parents):
