@@ -26,8 +26,10 @@ from harness.core.errors import UsageError
 from harness.core.path_problems import (
     FOLDER_ROOM,
     among_the_other_kind,
+    broken_link,
     file_in_the_way,
     link_loop,
+    linked_folder_problem,
     not_a_regular_file,
     published_folder,
     too_long,
@@ -354,6 +356,10 @@ def _cmd_ceiling(args: argparse.Namespace) -> int:
 
 
 def _cmd_claims(args: argparse.Namespace) -> int:
+    # claims/ under --reports-dir is written as a matrix's folder is (owner_problem judges those)
+    linked = linked_folder_problem(Path(args.reports_dir), "claims", "reports")
+    if linked is not None:
+        raise UsageError(f"--reports-dir {args.reports_dir}: {linked}")
     paths = claims.write(Path(args.results_dir), Path(args.reports_dir))
     print(paths[1].read_text().split("\n\n")[2])
     return 0
@@ -590,6 +596,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"report: {args.matrix_name!r} is not a matrix name (the folder under --reports-dir, e.g. "
                          "smoke); give --reports-dir for reports kept elsewhere")
     folder = Path(args.reports_dir) / args.matrix_name
+    # the report is written in place: through a link, into the folder the link names
+    linked = linked_folder_problem(Path(args.reports_dir), args.matrix_name, "reports")
+    if linked is not None:
+        raise UsageError(f"report: --reports-dir {args.reports_dir}: {linked}")
     known = available_matrices()
     if not folder.is_dir() and args.matrix_name not in known and not Path(f"{args.matrix_name}.yaml").is_file():
         raise UsageError(f"report: no matrix named {args.matrix_name!r}"
@@ -708,6 +718,8 @@ def _folder_arguments(args: argparse.Namespace) -> None:
         if blocker is not None:
             raise UsageError(f"{flag} {value}: {blocker} is a file, not a folder; give a folder "
                              f"(e.g. {option.split('_')[0]})")
+        if (broken := broken_link(Path(value))) is not None:  # else a traceback where it is resolved below
+            raise UsageError(f"{flag} {value}: {broken}; give a folder (e.g. {option.split('_')[0]})")
         taken = source_folder_problem(Path(value))  # tables or results there would lie among the sources
         if taken:
             raise UsageError(f"{flag} {value}: {taken}; give a folder of its own")

@@ -11,6 +11,7 @@ from harness.core.errors import UsageError
 from harness.core.path_problems import (
     FOLDER_ROOM,
     among_the_other_kind,
+    broken_link,
     file_in_the_way,
     published_folder,
     too_long,
@@ -186,6 +187,8 @@ def check_config(config: dict[str, Any], argv: list[str]) -> None:
         if blocker is not None:
             raise UsageError(f"--config {key}={str(config[key])[:80]}: {blocker} is a file, not a folder; give a "
                              "folder")
+        if (broken := broken_link(Path(str(config[key])))) is not None:  # else a traceback where it is resolved
+            raise UsageError(f"--config {key}={str(config[key])[:80]}: {broken}; give a folder")
     folders = {key: Path(str(config.get(key, default))).resolve() for key, default in FOLDER_DEFAULTS.items()}
     if folders["results_dir"] == folders["reports_dir"]:  # tables would lie among result files, read as damaged ones
         raise UsageError(f"--config results_dir and reports_dir are the same folder ({folders['results_dir']}); "

@@ -243,3 +243,15 @@ def test_a_deleted_working_folder_is_named(tmp_path, argv):
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
     one_line(done, f"vramlab: the working folder {gone} no longer exists (deleted since the command started there); "
                    "cd to a folder that exists and run it again")
+
+
+# a folder option that is a symlink loop ended in a RuntimeError traceback from pathlib; one that is a link to nowhere
+@pytest.mark.parametrize("option", ["--results-dir", "--reports-dir"])
+@pytest.mark.parametrize("link", ["loop", "nowhere"])
+def test_a_folder_option_that_is_a_broken_link_says_so(tmp_path, capsys, option, link):
+    given = tmp_path / "given"
+    given.symlink_to(given if link == "loop" else tmp_path / "nowhere")
+    said = (f"a symlink on the path {given} loops (leads back to itself), so there is no folder there" if link == "loop"
+            else f"{given} is a link to {tmp_path}/nowhere, which does not exist")
+    refused(["aggregate", "smoke", option, str(given)], capsys, f"vramlab: {option} {given}: {said}; give a folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["given"]

@@ -491,3 +491,60 @@ def test_reports_inside_the_checkouts_published_results_are_refused(tmp_path, ca
             capsys, f"vramlab: {flag} {value}: {checkout}/results/ is the checkout's folder of published results, "
                     "so the reports would be written among them; give ")
     assert files_in(tmp_path) == before and sorted(p.name for p in checkout.iterdir()) == ["ablations", "results"]
+
+
+def _checkout_with(tmp_path: Path, *folders: str) -> Path:
+    """A checkout as the published folders are told by (ablations/ beside reports/), holding copies of the committed
+    `folders`: a command that wrote through a link would change the copy, never the real reports/."""
+    checkout = tmp_path / "checkout"
+    (checkout / "ablations").mkdir(parents=True)
+    for folder in folders:
+        copy_repository_files(REPO / folder, checkout / folder)
+    return checkout
+
+
+# a matrix's folder (or claims/) under --reports-dir that is a link to a published reports folder, another matrix's or
+# reached from outside the checkout: aggregate, report and claims wrote their files over the published ones through it
+@pytest.mark.parametrize(("argv", "link", "to", "inside"), [
+    pytest.param(["aggregate", "smoke", "--results-dir", str(REPO / "results")], "smoke", "seed-16gb", False,
+                 id="aggregate-into-another-matrix"),
+    pytest.param(["aggregate", "smoke", "--results-dir", str(REPO / "results")], "smoke", "smoke", False,
+                 id="aggregate-into-its-own-from-outside"),
+    pytest.param(["aggregate", "smoke", "--results-dir", str(REPO / "results")], "smoke", "seed-16gb", True,
+                 id="aggregate-in-the-checkout"),
+    pytest.param(["report", "smoke"], "smoke", "seed-16gb", False, id="report"),
+    pytest.param(["claims", "--results-dir", str(REPO / "results")], "claims", "smoke", False, id="claims"),
+])
+def test_a_reports_folder_linked_to_published_reports_is_refused(tmp_path, capsys, argv, link, to, inside):
+    checkout = _checkout_with(tmp_path, f"reports/{to}")
+    given = checkout / "reports" if inside else tmp_path / "given"
+    given.mkdir(exist_ok=True)
+    (given / link).symlink_to(checkout / "reports" / to)
+    before = files_in(checkout)
+    refused([*argv, "--reports-dir", str(given)], capsys,
+            f"{given / link} is a link to the published {checkout / 'reports' / to}/, whose files the reports written "
+            "there would replace; give a folder of its own")
+    assert files_in(checkout) == before
+
+
+# a matrix's folder under --reports-dir that is a link to nowhere: told as a bare "No such file or directory"
+def test_aggregate_names_a_reports_folder_that_is_a_link_to_nowhere(tmp_path, capsys):
+    (tmp_path / "smoke").symlink_to(tmp_path / "nowhere")
+    refused(["aggregate", "smoke", "--results-dir", str(REPO / "results"), "--reports-dir", str(tmp_path)], capsys,
+            f"vramlab: {tmp_path}/smoke is a link to {tmp_path}/nowhere, which does not exist; give a folder of its "
+            "own, or make the folder the link names")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["smoke"]
+
+
+# what stays allowed: the checkout's own folder of the matrix, and a published folder of the same name only read
+def test_a_matrix_folder_is_judged_as_its_links_resolve(tmp_path):
+    from harness.core.path_problems import linked_folder_problem
+
+    checkout = _checkout_with(tmp_path, "reports/smoke", "reports/seed-16gb")
+    (tmp_path / "given").mkdir()
+    (tmp_path / "given" / "smoke").symlink_to(checkout / "reports" / "smoke")
+    assert linked_folder_problem(checkout / "reports", "smoke", "reports") is None
+    assert linked_folder_problem(tmp_path / "given", "smoke", "results", writes=False) is None
+    (tmp_path / "given" / "seed-16gb").symlink_to(checkout / "reports" / "smoke")  # read as another matrix's
+    assert "whose files would be read as the results of seed-16gb" in str(
+        linked_folder_problem(tmp_path / "given", "seed-16gb", "results", writes=False))

@@ -385,3 +385,26 @@ def test_a_reproductions_folder_that_is_a_link_is_refused(tmp_path, link, to, sa
     problem = reproduction_folder_problem(results, "smoke", "vm")
     assert problem is None if link is None else problem.startswith(f"{results / 'smoke' / link} is a link") \
         and said in problem, problem
+
+
+# a --config folder that is a symlink loop ended in a RuntimeError traceback from pathlib's resolve
+@pytest.mark.parametrize("key", ["results_dir", "reports_dir"])
+def test_a_config_folder_that_is_a_symlink_loop_is_refused(tmp_path, key):
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    with pytest.raises(UsageError, match=f"--config {key}={tmp_path}/loop: a symlink on the path .* loops"):
+        check_config({key: str(tmp_path / "loop")}, [])
+
+
+# reports_dir whose <matrix>/ is a link to another matrix's published reports: -R aggregate would write over them
+@pytest.mark.slow
+def test_snakemake_refuses_a_reports_folder_linked_to_published_reports(tmp_path):
+    clone = checkout_copy.copy_checkout(tmp_path / "clone")
+    (tmp_path / "given").mkdir()
+    (tmp_path / "given" / "smoke").symlink_to(clone / "reports" / "seed-16gb")
+    done = checkout_copy.snakemake(clone, "-n", "-R", "aggregate", "--config", "matrix=smoke",
+                                   f"reports_dir={tmp_path / 'given'}")
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stderr.splitlines()[-1] == (
+        f"vramlab: {tmp_path / 'given' / 'smoke'} is a link to the published {clone / 'reports' / 'seed-16gb'}/, "
+        "whose files the reports written there would replace; give a folder of its own")
+    assert checkout_copy.status(clone) == ""

@@ -93,6 +93,18 @@ def link_loop(path: Path) -> bool:
     return False
 
 
+def broken_link(path: Path) -> str | None:
+    """What a broken symlink at or above `path` does, in words, or None: a loop ends resolving it in a traceback, and
+    a link to nowhere in a bare "No such file or directory" where a folder is made through it, neither naming the
+    link."""
+    if link_loop(path):
+        return f"a symlink on the path {path} loops (leads back to itself), so there is no folder there"
+    for above in [Path(path), *Path(path).parents]:
+        if os.path.islink(above) and not os.path.exists(above):
+            return f"{above} is a link to {os.readlink(above)}, which does not exist"
+    return None
+
+
 def mode_kind(mode: int) -> str | None:
     """What a file of this stat(2) mode is, in words, or None for a regular file."""
     if stat.S_ISREG(mode):
@@ -118,7 +130,11 @@ def written_as_root(path: Path) -> Path | None:
     all the same (unwritable() leaves root be, as the system does), or None: said, so that a write there surprises
     nobody."""
     here = nearest_existing(path)
-    return here if os.geteuid() == 0 and not here.stat().st_mode & 0o222 else None
+    try:
+        mode = here.stat().st_mode
+    except OSError:  # a link to nowhere (or a loop) there: broken_link() names it where the folder is judged
+        return None
+    return here if os.geteuid() == 0 and not mode & 0o222 else None
 
 
 def unmakeable(path: Path) -> str | None:
@@ -146,6 +162,24 @@ def published_folder(path: Path) -> Path | None:
         if above.parent.name in PUBLISHED_PARENTS and (above.parent.parent / "ablations").is_dir() and above.is_dir():
             return above
     return None
+
+
+def linked_folder_problem(parent: Path, name: str, what: str, writes: bool = True) -> str | None:
+    """Why <parent>/<name>/, the folder a command keeps one matrix's (or the claims') `what` ("results" or "reports")
+    in, is no folder of its own, in words, or None: a broken link there (broken_link), or a link that resolves into
+    a checkout's published folder other than the checkout's own <name>/ reached as itself (another matrix's, or a
+    published one reached from outside), whose committed files would be written over through it. `writes` False
+    (the folder is only read) lets a link to the published folder of the same name be, as reading changes nothing."""
+    folder = Path(parent) / name
+    broken = broken_link(folder)
+    if broken is not None:
+        return f"{broken}; give a folder of its own, or make the folder the link names"
+    published = published_folder(folder)
+    if published is None or published == Path(parent).resolve() / name or (not writes and published.name == name):
+        return None
+    return (f"{folder} is a link to the published {published}/, whose files "
+            + (f"the {what} written there would replace" if writes else f"would be read as the {what} of {name}")
+            + "; give a folder of its own")
 
 
 # a checkout's folders that hold only what is published there (folders of matrices' results and reports, the matrix

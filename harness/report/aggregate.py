@@ -172,7 +172,7 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     # the results and reports folders are this matrix file's (harness/spec/owners.py), as Snakemake and run-cell hold
     # them; never another's: said before any file is looked for, since a missing one would be the other's doing
     name = load_matrix(matrix)[0]
-    check_results_folder(results_dir, name, matrix_path(matrix))
+    check_results_folder(results_dir, name, matrix_path(matrix), writes=False)  # only read here
     check_reports_folder(reports_dir, name, matrix_path(matrix))
     found = load_results(matrix, results_dir, partial)
     cells, steps = tables(found)

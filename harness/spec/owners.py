@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.core.atomic_files import write_text_atomic
 from harness.core.made_folders import make_folders
-from harness.core.path_problems import file_in_the_way, not_a_regular_file
+from harness.core.path_problems import file_in_the_way, linked_folder_problem, not_a_regular_file
 from harness.spec.matrix import MatrixError, ablation_dirs, foreign_folder, results_folder_owner, shipped_matrices
 
 
@@ -66,9 +66,14 @@ def folder_owner(parent: Path, name: str, marked: bool = True) -> tuple[Path, st
     return None
 
 
-def owner_problem(parent: Path, name: str, path: Path, what: str, marked: bool = True) -> str | None:
+def owner_problem(parent: Path, name: str, path: Path, what: str, marked: bool = True,
+                  writes: bool = True) -> str | None:
     """Where the matrix file `path` may not write its `what` ("results" or "reports") into <parent>/<name>/, one line
-    saying whose the folder is."""
+    saying whose the folder is, or that it is a broken link or one into a published folder (`writes` False: it is
+    only read)."""
+    linked = linked_folder_problem(Path(parent), name, what, writes)
+    if linked is not None:  # first: its owner would be looked for through the link, or not found behind a broken one
+        return linked
     owner = folder_owner(parent, name, marked)
     if owner is None or same_file(owner[0], path):
         return None
@@ -79,8 +84,8 @@ def owner_problem(parent: Path, name: str, path: Path, what: str, marked: bool =
             f"this file (its name becomes the {what} folder's), or give another {what} folder")
 
 
-def check_results_folder(results_dir: Path, name: str, path: Path) -> None:
-    problem = owner_problem(results_dir, name, path, "results")
+def check_results_folder(results_dir: Path, name: str, path: Path, writes: bool = True) -> None:
+    problem = owner_problem(results_dir, name, path, "results", writes=writes)
     if problem:
         raise MatrixError(problem)
 
