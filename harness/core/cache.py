@@ -1,5 +1,5 @@
 """The cache folder, $VRAMLAB_CACHE (default ~/.cache/vramlab, checked by harness/core/environment_variables.py):
-models built or converted once, bytecode, warm-start spares, lm-eval's task index, file digests."""
+models built or converted once, bytecode, warm-start spares, lm-eval's task index, file digests, GGUF headers' facts."""
 
 from __future__ import annotations
 

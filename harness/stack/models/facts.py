@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.core.path_problems import not_a_regular_file
 from harness.core.suggest import did_you_mean
+from harness.stack.models import gguf_facts_memo
 from harness.stack.models.gguf_file import GGUFFileError, open_gguf
 from harness.stack.models.hub import LOCAL_MODELS, UNPINNED, cached_config, hub_id_problem
 from harness.stack.models.parts import SPLIT_GGUF
@@ -176,6 +177,12 @@ def _folder_config(file: Path) -> dict[str, Any]:
 
 
 def _gguf_facts(file: str) -> ModelFacts:
+    kept = gguf_facts_memo.remembered(file)
+    if kept is not None:
+        try:
+            return ModelFacts(**kept)
+        except TypeError:  # an entry of fields this version does not have: read again
+            pass
     try:
         reader = open_gguf(file)
         found = _read_gguf_facts(reader)
@@ -189,6 +196,7 @@ def _gguf_facts(file: str) -> ModelFacts:
     if not len(reader.tensors):
         raise ModelSourceError(f"{file}: a GGUF file with no tensors, so no model in it (a vocabulary-only file, or "
                                "one written without its weights); give a GGUF model file")
+    gguf_facts_memo.remember(file, asdict(found))
     return found
 
 
