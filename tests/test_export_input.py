@@ -225,6 +225,16 @@ def test_a_sqlite_store_in_memory_is_refused(tmp_path, capsys, monkeypatch, out)
     assert list(tmp_path.iterdir()) == []
 
 
+# t18-045: an address whose host part cannot be parsed (an IPv6 bracket left open, a port that is no number) ended in
+# urllib's traceback; one line before anything is written
+@pytest.mark.parametrize("out", [pytest.param("http://[::1", id="t18-045"), "http://host:port", "sqlite://[/runs.db"])
+def test_an_unparseable_tracking_uri_is_refused(tmp_path, capsys, monkeypatch, out):
+    monkeypatch.chdir(tmp_path)
+    refused(["export", "smoke", "--to", "mlflow", "--out", out, "--results-dir", str(REPO / "results"),
+             "--reports-dir", str(REPO / "reports")], capsys, f"--out {out}: not a URI MLflow can use (")
+    assert list(tmp_path.iterdir()) == []
+
+
 # t16-057: a mysql:// store without its driver advised `pip install MySQLdb`, a module's name no package has on PyPI;
 # each default driver's distribution is named, with a pure-Python driver the URI can name instead
 @pytest.mark.parametrize(("out", "module", "said"), [

@@ -74,10 +74,13 @@ Seconds = Annotated[float, Field(ge=0)]
 def _time_stamp(text: str) -> str:
     """A moment as now() writes it (ISO 8601): a word in its place ('yesterday') orders nothing and dates nothing."""
     try:
-        dt.datetime.fromisoformat(text)
+        moment = dt.datetime.fromisoformat(text)
     except ValueError:
         raise ValueError(f"{text!r} is not a time stamp; vramlab writes one as ISO 8601, such as "
                          "2026-12-05T13:15:55+00:00") from None
+    if moment.tzinfo is None:  # a time without its zone cannot be ordered against one with it, nor dated
+        raise ValueError(f"{text!r} has no time zone; vramlab writes every time stamp with its zone, such as "
+                         "2026-12-05T13:15:55+00:00")
     return text
 
 

@@ -32,8 +32,16 @@ PURE_PYTHON_DRIVERS = {"MySQLdb": ("PyMySQL", "mysql+pymysql"), "psycopg2": ("pg
 
 
 def tracking_uri(out: str) -> str:
-    """A URI as given, a folder as MLflow's file store."""
-    return out if "://" in out or out.startswith("file:") else Path(out).resolve().as_uri()
+    """A URI as given, a folder as MLflow's file store. A URI that cannot be parsed (an unclosed IPv6 bracket) is
+    refused here, where every later reading of it would end in a traceback."""
+    if "://" not in out and not out.startswith("file:"):
+        return Path(out).resolve().as_uri()
+    try:
+        urlsplit(out).port  # noqa: B018 - parsing the netloc is what raises
+    except ValueError as err:
+        raise UsageError(f"--out {out}: not a URI MLflow can use ({err}); give a tracking server as http://host:port, "
+                         "a database as sqlite:///runs.db or a folder") from None
+    return out
 
 
 def _in_memory(uri: str) -> bool:
