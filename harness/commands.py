@@ -58,7 +58,7 @@ from harness.report.readme import block_names, check_sources_committed, local_ma
 from harness.report.rebuild import rebuild_all
 from harness.report.reproduce import MACHINE_LABEL, machine_label, write_comparison
 from harness.report.tables_agree import check_tables
-from harness.results import ResultFileError, check, evaluation_path, read_evaluation
+from harness.results import ResultFileError, check, evaluation_path, read_evaluation, result_path
 from harness.results.budget_spelling import respell_all
 from harness.results.ceiling import ProbeMissing, Search
 from harness.results.freshness import check_folder, matrix_results, standing_stale
@@ -262,6 +262,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             unknown_task_problem(args.task)
         if problem:
             raise UsageError(f"--task: {problem}")
+        twice = next((t for t, n in Counter(args.task).items() if n > 1), None)
+        if twice:
+            raise UsageError(f"--task {twice} is given more than once; give each task once")
     try:
         slots = slots_wanted(args.device_slots)
     except ValueError as err:
@@ -275,6 +278,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                                   [f"evaluations/{cell.cell_id}/{task}.json" for task in tasks])
     if lost:
         raise UsageError(lost)
+    trained = result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
+    if not trained.exists():  # not an OS error: the cell is not trained there, and training comes first
+        folder = "" if args.results_dir == "results" else f" --results-dir {args.results_dir}"
+        raise UsageError(f"cell {cell.cell_id} ({cell.name}) has no result in {trained.parent}/: it was not trained "
+                         f"there; train it first (vramlab run-cell --matrix {args.matrix} --cell {cell.cell_id}"
+                         f"{folder} --keep-adapter) or give the --results-dir it was trained into")
     with _evaluation_lease(args, slots):
         return _evaluate(args)
 

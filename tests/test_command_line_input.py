@@ -5,8 +5,10 @@ The cases come from the bad-input trials (tests/bad_input_trials/); a comment ab
 
 from __future__ import annotations
 
+import importlib
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -231,6 +233,21 @@ def test_a_closed_standard_output_is_one_line():
     one_line(done, "vramlab: standard output is closed (as `>&-` leaves it); give the command one")
 
 
+# t18-072: a matrix 4,200 characters deep (over PATH_MAX) was refused with the path cut at 1,000 characters, the
+# reason cut off with the rest; a long message loses its middle, so the line still ends on what is wrong
+def test_a_message_too_long_for_one_line_keeps_its_reason(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for _ in range(18):  # one level at a time: the whole path is too long for any single call
+        os.mkdir("d" * 230)
+        os.chdir("d" * 230)
+    shutil.copy(REPO / "ablations" / "smoke.yaml", "m.yaml")
+    deep = os.getcwd() + "/m.yaml"
+    monkeypatch.chdir(REPO)
+    err = refused(["validate", deep], capsys, "…")
+    assert err.startswith(f"vramlab: {tmp_path}/") and err.rstrip().endswith("/m.yaml: File name too long"), err
+    assert len(err.strip()) <= 1000 + len("vramlab: ")
+
+
 # t16-077: run from a working folder deleted since, a command said only "No such file or directory"; every command
 # says that the working folder is gone, and names it
 @pytest.mark.parametrize("argv", [["validate", str(REPO / "ablations" / "smoke.yaml")], ["matrices"]],
@@ -255,3 +272,16 @@ def test_a_folder_option_that_is_a_broken_link_says_so(tmp_path, capsys, option,
             else f"{given} is a link to {tmp_path}/nowhere, which does not exist")
     refused(["aggregate", "smoke", option, str(given)], capsys, f"vramlab: {option} {given}: {said}; give a folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["given"]
+
+
+# t17-065 was `--machine` taking a name with a newline at its end (its pattern ended in `$`, which matches before a
+# final newline); every other name pattern is held to the same end of text
+@pytest.mark.parametrize(("pattern", "name"), [
+    ("harness.spec.matrix:MATRIX_NAME", "smoke"), ("harness.spec.matrix:CELL_NAME", "adapter=lora"),
+    ("harness.spec.comparisons:FAMILY_NAME", "truncation"), ("harness.tasks.plan:TASK_NAME", "text_en"),
+    ("harness.stack.models.hub:COMMIT", "0" * 40), ("harness.stack.models.hub:HUB_NAME", "Qwen"),
+])
+def test_no_name_pattern_takes_a_trailing_newline(pattern, name):
+    module, attribute = pattern.split(":")
+    compiled = getattr(importlib.import_module(module), attribute)
+    assert compiled.match(name) and not compiled.match(name + "\n")

@@ -63,3 +63,18 @@ def test_validate_says_an_evaluation_of_random_weights_scores_nothing(tmp_path, 
     assert cli.main(["validate", matrix_at(tmp_path, TINY2 % ("", "evaluation: {tasks: [workload_bpb]}\n"))]) == 0
     assert "every cell trains a model of random weights, so each evaluation task will be recorded as n/a" in \
         capsys.readouterr().out
+
+
+# t18-029, t18-030: evaluate of a cell never trained under --results-dir said only "<file>: cannot be read: No such
+# file or directory"; it says the cell was not trained there and what to run, and a task given twice is refused
+@pytest.mark.parametrize(("extra", "said"), [
+    pytest.param([], "cell 6390030c8763 (truncation=tail) has no result in {d}/quality-smoke/: it was not trained "
+                     "there; train it first (vramlab run-cell --matrix quality-smoke --cell 6390030c8763 "
+                     "--results-dir {d} --keep-adapter)", id="t18-029"),
+    pytest.param(["--task", "text_en", "--task", "text_en"], "--task text_en is given more than once; give each task "
+                                                             "once", id="t18-030"),
+])
+def test_evaluating_a_cell_not_trained_there_says_what_to_run(tmp_path, capsys, extra, said):
+    refused(["evaluate", "--matrix", "quality-smoke", "--cell", "6390030c8763", "--results-dir", str(tmp_path),
+             *extra], capsys, said.format(d=tmp_path))
+    assert list(tmp_path.iterdir()) == []

@@ -466,6 +466,28 @@ def test_compare_and_claims_refuse_a_results_folder_that_is_not_there(tmp_path, 
     assert not (tmp_path / "reports").exists()
 
 
+# t18-041: compare of a matrix that has no published results said no reproduction held "a result of a published cell"
+# and advised reproduce=true, which has nothing to reproduce; it says there is nothing published to compare with
+def test_compare_of_a_matrix_without_published_results_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    refused(["compare", "quality-smoke", "--reports-dir", str(tmp_path)], capsys,
+            "vramlab: quality-smoke has no published results in results/quality-smoke/, so no reproduction of it can "
+            "be compared; its own run (snakemake --cores 1 --config matrix=quality-smoke) makes results to report")
+    assert list(tmp_path.iterdir()) == []
+
+
+# t18-064: report over a copy of a quality matrix's reports whose quality.csv was deleted rewrote report.md and
+# tables.tex without their quality part, exit 0; the design says the matrix evaluates, so the missing table is said
+def test_a_report_of_an_evaluated_matrix_without_its_scores_table_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    folder = copy_repository_files(REPO / "reports" / "quality-smollm2", tmp_path / "quality-smollm2")
+    (folder / "quality.csv").unlink()
+    before = files_in(folder)
+    refused(["report", "quality-smollm2", "--reports-dir", str(tmp_path)], capsys,
+            f"vramlab: {folder / 'quality.csv'} does not exist, though quality-smollm2 evaluates its cells")
+    assert files_in(folder) == before
+
+
 # t16-046 (the two roots swapped: aggregate wrote cells.csv, design.json, ... into the published results/smoke/) and
 # t16-052 (claims wrote results/claims-out/claims/): a reports folder or a rebuilt report anywhere in a checkout's
 # published results/ is refused by every command that takes one, as the Snakefile refuses it (t15-028)

@@ -12,6 +12,10 @@ class UsageError(ValueError):
 
 
 def one_line(err: BaseException | str, limit: int = MAX_MESSAGE) -> str:
-    """The message on one line, at most `limit` characters (a value a message quotes may be a megabyte)."""
+    """The message on one line, at most `limit` characters (a value a message quotes may be a megabyte). A long one
+    loses its middle: what is wrong and what to do come last, after the path or value they are about."""
     text = " ".join(str(err).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    head = limit // 3
+    return text[:head] + "…" + text[len(text) - (limit - head - 1):]

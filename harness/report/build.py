@@ -205,12 +205,16 @@ def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
         raise UsageError(f"no cell of {folder.name} has a result yet ({folder / 'cells.csv'} lists "
                          f"{len(cells)} pending), so there is nothing to report; run its cells first")
     steps = read_steps(folder, cells)
-    quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str}) if table_there(folder / "quality.csv") \
-        else None
+    planned = read_design(folder, cells)
+    if planned.quality and not table_there(folder / "quality.csv"):  # else the report would drop its quality part
+        raise UsageError(f"{folder / 'quality.csv'} does not exist, though {folder.name} evaluates its cells "
+                         f"({folder / 'design.json'}); run `vramlab aggregate {folder.name}` first (it writes the "
+                         "scores' table with the others)")
+    quality = pd.read_csv(folder / "quality.csv", dtype={"cell_id": str}) if planned.quality else None
     # a stale cell is in no table, chart or comparison: the report's opening names it (harness/report/freshness.py)
     stale = freshness.stale_ids(freshness.read_freshness_table(folder))
     shown = freshness.without(cells, stale)
-    design = _without_stale_groups(read_design(folder, cells), shown, folder)
+    design = _without_stale_groups(planned, shown, folder)
     steps, quality = freshness.without(steps, stale), freshness.without(quality, stale)
     return Frames.build(shown, steps, design), steps, quality
 

@@ -133,8 +133,9 @@ def table(found: list[Comparison]) -> pd.DataFrame:
 
 def write_comparison(matrix: str, results_dir: Path, reports_dir: Path, machine: str) -> Path:
     """reports/<matrix>/reproductions/<machine>/comparison.md (and .csv), from the result files only."""
-    pairs, missing = [], []
+    pairs, missing, published = [], [], 0
     for cell, reference in load_results(matrix, results_dir, partial=True):
+        published += reference is not None
         mine = reproduction_dir(results_dir, cell.matrix, machine) / f"{cell.cell_id}.json"
         if reference is not None and mine.is_file():
             again = checked_result(mine, cell.cell_id)  # its own cell's, as aggregate reads
@@ -149,10 +150,15 @@ def write_comparison(matrix: str, results_dir: Path, reports_dir: Path, machine:
                          f"{pairs[0][0].matrix} have no reproduction on {machine} yet (first: {missing[0].name}); "
                          "run the reproduction to the end first (`snakemake --cores 1`, or with --config matrix=NAME "
                          "reproduce=true), then compare")
+    name = Path(matrix).stem
+    if not published:  # a reproduction would have nothing to be compared with
+        raise UsageError(f"{name} has no published results in {Path(results_dir) / name}/, so no reproduction of it "
+                         f"can be compared; its own run (snakemake --cores 1 --config matrix={name}) makes results "
+                         "to report, not to compare")
     if not pairs:
-        raise UsageError(f"no reproduction of {Path(matrix).stem} on {machine} to compare: "
-                         f"{reproduction_dir(results_dir, Path(matrix).stem, machine)}/ holds no result of a published "
-                         "cell; run `snakemake --config matrix=NAME reproduce=true` first (or name another --machine)")
+        raise UsageError(f"no reproduction of {name} on {machine} to compare: "
+                         f"{reproduction_dir(results_dir, name, machine)}/ holds no result of a published cell; run "
+                         "`snakemake --config matrix=NAME reproduce=true` first (or name another --machine)")
     found = comparisons(pairs)
     out = Path(reports_dir) / pairs[0][0].matrix / "reproductions" / machine if pairs else \
         Path(reports_dir) / Path(matrix).stem / "reproductions" / machine
