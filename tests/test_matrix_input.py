@@ -155,6 +155,16 @@ def test_a_copy_of_a_shipped_matrix_elsewhere_cannot_take_its_results_folder(tmp
     assert code == 2 and "a matrix named 'smoke' ships with vramlab" in err
 
 
+# t17-025: Smoke.yaml planned its cells into results/Smoke/ beside the published results/smoke/, one folder on a
+# filesystem that ignores case; a name that differs from a shipped matrix's only in case is refused
+@pytest.mark.parametrize("name", [pytest.param("Smoke", id="t17-025"), "SMOKE"])
+def test_a_case_twin_of_a_shipped_matrix_is_refused(tmp_path, capsys, name):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text((REPO / "ablations" / "smoke.yaml").read_text())
+    refused(["validate", str(path)], capsys, f"the name '{name}' differs only in case from 'smoke', a matrix that "
+                                              "ships with vramlab")
+
+
 @pytest.mark.slow
 def test_two_matrix_files_of_one_name_never_share_a_results_folder(tmp_path):
     from harness.spec.owners import claim_results_folder
@@ -405,6 +415,17 @@ def test_completion_only_on_a_packed_corpus_is_refused_and_its_default_is_not(tm
                                               "in cells with data: grant-reports, chat: or text:")
     path.write_text(TINY1 % ', completion_only: "off"')  # the default written out asks for nothing
     assert cli.main(["validate", str(path)]) == 0
+
+
+# t18-004: documents: (the grant-reports workload's size) on data: stdlib-docs was taken without a word under new cell
+# ids; it acts in no cell there, so it is refused as every setting that acts in no cell is
+@pytest.mark.parametrize("setting", [pytest.param("documents: 5", id="t18-004"), "document_words: 900"])
+def test_a_grant_reports_size_on_another_workload_is_refused(tmp_path, capsys, setting):
+    path = tmp_path / "m.yaml"
+    path.write_text(TINY1 % f", {setting}")
+    name = setting.split(":")[0]
+    refused(["validate", str(path)], capsys, f"fixed.{name}: {name} has no effect: it acts only in cells with data: "
+                                              "grant-reports, and no cell of this matrix has data: grant-reports")
 
 
 # N03-N07: matrix names that are the project's own folders of results/ and reports/

@@ -130,11 +130,13 @@ DATA_SETTINGS: tuple[Setting, ...] = (
     Setting("truncation_decay", float, 0.5, "exp_decay's ratio between the shares of consecutive sections",
             validate=_decay, hashed_at_default=False, owner="data",
             acts_when=lambda settings: settings.get("truncation") == "exp_decay", acts_where="truncation: exp_decay"),
+    # the synthetic workload's size: the other workloads read what they read (stdlib-docs its modules, text: a folder)
     Setting("documents", int, 16, "training documents of the grant-reports workload", minimum=1, maximum=100_000,
-            hashed_at_default=False, owner="data"),
+            hashed_at_default=False, owner="data", acts_when=lambda settings: settings.get("data") == "grant-reports",
+            acts_where="data: grant-reports"),
     Setting("document_words", int, 6000, "mean length in words of a grant-reports document", minimum=200,
-            maximum=10_000_000,
-            hashed_at_default=False, owner="data"),
+            maximum=10_000_000, hashed_at_default=False, owner="data",
+            acts_when=lambda settings: settings.get("data") == "grant-reports", acts_where="data: grant-reports"),
 )
 
 

@@ -22,7 +22,7 @@ FIXED_SUFFIX = "_fixed"  # a workload task scored under the one evaluation condi
 KEYS = ("margins", "compare")
 ENTRY_KEYS = ("family", "question", "a", "b", "metric", "task", "condition", "did")
 REQUIRED = ("family", "question", "a", "b", "metric", "task")
-FAMILY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
+FAMILY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}\Z")
 MAX_QUESTION = 200
 
 

@@ -43,10 +43,10 @@ TOP_LEVEL_KEYS = ("description", "fixed", "axes", "design", "baseline", "cells",
                   "seeds", "concurrent_cells", "predicted_oom", "evaluation", "ceiling", "report", "comparisons")
 DESIGNS = ("full", "one_at_a_time", "list")
 PREDICTED_OOM = ("run", "skip")
-MATRIX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+MATRIX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*\Z")
 # a cell name given in the matrix: it appears in file names' neighbours, Markdown and LaTeX tables, and the
 # `/seed=N` suffix that seeds add, so it holds no path separator, newline, table bar or LaTeX special but `_`
-CELL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=@,-]{0,99}$")
+CELL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+=@,-]{0,99}\Z")
 # sections that hold keys: one written with nothing under it is a mistake, not "no section"
 SECTIONS = ("fixed", "axes", "baseline", "cells", "include", "exclude", "seeds", "evaluation", "ceiling", "report",
             "comparisons")
@@ -267,7 +267,14 @@ def load_matrix(name_or_path: str) -> tuple[str, dict[str, Any]]:
     if name in RESERVED_NAMES:
         raise MatrixError(f"{path}: the name {name!r} is taken by {RESERVED_NAMES[name]}; name your file "
                           "differently, since its name becomes results/<name>/ and reports/<name>/")
-    shipped = shipped_matrices().get(name)
+    shipped_all = shipped_matrices()
+    # Smoke beside smoke: on a case-insensitive filesystem (macOS, Windows) their folders are one and the same
+    twin = next((other for other in shipped_all if other != name and other.lower() == name.lower()), None)
+    if twin is not None:
+        raise MatrixError(f"{path}: the name {name!r} differs only in case from {twin!r}, a matrix that ships with "
+                          f"vramlab ({shipped_all[twin]}); on a filesystem that ignores case (macOS, Windows) their "
+                          "results/ and reports/ folders would be one; name your file differently")
+    shipped = shipped_all.get(name)
     if shipped is not None and path.resolve().parent.name != "ablations" and path.resolve() != shipped.resolve():
         raise MatrixError(f"{path}: a matrix named {name!r} ships with vramlab ({shipped}); name your file "
                           "differently, since its name becomes results/<name>/ and reports/<name>/")

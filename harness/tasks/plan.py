@@ -10,7 +10,7 @@ from typing import Any
 from harness.data.workload.examples import DEFAULT_TARGETS
 from harness.data.workload.truncation import POLICIES
 
-TASK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+TASK_NAME = re.compile(r"^[A-Za-z0-9_.-]+\Z")
 _INT_OPTIONS = {"documents": 1, "examples": 1, "seed": 0, "batch_size": 1}
 # past these an evaluation would only run out of time or memory: every document and example is built and scored
 _INT_MAXIMA = {"documents": 10_000, "examples": 100_000, "seed": 2**32 - 1, "batch_size": 4096}

