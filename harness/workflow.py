@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from harness.core.environment import cuda_present
 from harness.core.errors import UsageError
 from harness.core.path_problems import (
     FOLDER_ROOM,
@@ -32,7 +33,10 @@ FLAGS = {"reproduce": ("auto",), "warm_start": (), "replace": ()}  # yes/no keys
 
 
 def default_matrix() -> tuple[str, str]:
-    """The embedded default: the 16 GB matrix where a CUDA GPU is present, the CPU smoke matrix where not."""
+    """The embedded default: the 16 GB matrix where a CUDA GPU is present, the CPU smoke matrix where not. Without
+    an NVIDIA driver torch would find no GPU, and importing it would cost every Snakemake run seconds."""
+    if not cuda_present():
+        return DEFAULT_CPU_MATRIX, "no CUDA GPU is present, so the CPU smoke matrix runs (SmolLM2-135M)"
     import torch
 
     if torch.cuda.is_available():
