@@ -524,6 +524,7 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
                                                       "may have left the axes); remove it or correct it")
     _idle_setting(check, _written(spec), cells, plan)
     _shared_device(check, spec.get("concurrent_cells", 1), cells)
+    _skip_on_a_gpu(check, spec.get("predicted_oom", "run"), cells)
     _bounded_training(check, cells)
     _held_out_is_held_out(check, plan, cells)
     _evaluation_can_act(check, plan, spec.get("evaluation") or {}, cells)
@@ -612,6 +613,14 @@ def _shared_device(check: _Checker, concurrent: int, cells: list[Cell]) -> None:
         raise check.fail("concurrent_cells", f"{concurrent} cells per GPU, but every cell of this matrix runs on the "
                          "CPU (device: cpu), where no GPU is shared (Snakemake's --cores says how many cells run at "
                          "once); remove it, as it would only record each cell's speed as not measured")
+
+
+def _skip_on_a_gpu(check: _Checker, predicted_oom: str, cells: list[Cell]) -> None:
+    """predicted_oom: skip skips a GPU cell the estimate says cannot fit its budget (harness/run/measure.py): a cell
+    on the CPU has no device budget to miss, so on an all-CPU matrix it would skip nothing."""
+    if predicted_oom == "skip" and all(cell.settings.get("device") == "cpu" for cell in cells):
+        raise check.fail("predicted_oom", "skip has no effect: it skips GPU cells predicted not to fit their budget, "
+                         "but every cell of this matrix runs on the CPU (device: cpu); remove it")
 
 
 # training sequences one cell may ask for: a million at a second each is eleven days, and a cell's time limit grows
