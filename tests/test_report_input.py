@@ -488,6 +488,16 @@ def test_a_report_of_an_evaluated_matrix_without_its_scores_table_is_refused(tmp
     assert files_in(folder) == before
 
 
+# t19-048: report --all with --reports-dir an empty folder rebuilt nothing and said nothing, exit 0, as a rebuild
+# of every report would end; a folder with no report in it is said before anything is written
+def test_report_all_of_a_reports_folder_without_reports_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    (tmp_path / "empty").mkdir()
+    refused(["report", "--all", "--reports-dir", str(tmp_path / "empty"), "--out", str(tmp_path / "out")], capsys,
+            f"--reports-dir {tmp_path / 'empty'} holds no report to rebuild")
+    assert not (tmp_path / "out").exists() and list((tmp_path / "empty").iterdir()) == []
+
+
 # t16-046 (the two roots swapped: aggregate wrote cells.csv, design.json, ... into the published results/smoke/) and
 # t16-052 (claims wrote results/claims-out/claims/): a reports folder or a rebuilt report anywhere in a checkout's
 # published results/ is refused by every command that takes one, as the Snakefile refuses it (t15-028)

@@ -70,6 +70,11 @@ def rebuild_all(results_dir: Path, reports_dir: Path, out_dir: Path | None = Non
     """Every report rebuilt. With `skipped`, a report that cannot be rebuilt is one line there and the others are
     rebuilt all the same; without it, the first such stops the rebuild."""
     out = out_dir or reports_dir
+    published = [*committed_matrices(reports_dir), *ceiling_matrices(reports_dir),
+                 *(["claims"] if (reports_dir / "claims" / "claims.md").is_file() else [])]
+    if matrices is None and not published:  # else nothing is rebuilt, and the silence reads as a rebuild
+        raise UsageError(f"--reports-dir {reports_dir} holds no report to rebuild (no <matrix>/cells.csv, ceiling.csv "
+                         "or claims/claims.md in it); give the reports folder of a checkout (default: reports)")
 
     def another_run(holder: str, lock: Path) -> None:
         raise UsageError(f"another `vramlab report --all` is writing into {out}/ ({holder}; lock {lock}); run this one "
