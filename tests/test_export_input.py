@@ -18,7 +18,7 @@ from harness import cli
 from harness.core.file_locks import held
 from harness.report.export import FOLDER_LOCK
 from harness.report.export.mlflow_runs import FILE_STORE_SWITCH
-from tests.conftest import REPO
+from tests.conftest import REPO, copy_repository_files
 from tests.refusals import refused
 
 
@@ -233,6 +233,21 @@ def test_an_unparseable_tracking_uri_is_refused(tmp_path, capsys, monkeypatch, o
     refused(["export", "smoke", "--to", "mlflow", "--out", out, "--results-dir", str(REPO / "results"),
              "--reports-dir", str(REPO / "reports")], capsys, f"--out {out}: not a URI MLflow can use (")
     assert list(tmp_path.iterdir()) == []
+
+
+# t19-049: a report figure emptied (0 bytes) ended the tensorboard export in PIL's traceback after the cells' runs
+# were written; every figure is read before anything is, and a damaged one is named in one line
+@pytest.mark.parametrize("tracker", ["tensorboard", "wandb", "mlflow"])
+@pytest.mark.parametrize("damage", [pytest.param(b"", id="t19-049"), b"\x89PNG\r\n\x1a\n" + b"\0" * 40])
+def test_an_export_with_a_damaged_figure_is_refused_before_writing(tmp_path, capsys, monkeypatch, tracker, damage):
+    monkeypatch.chdir(tmp_path)
+    reports = copy_repository_files(REPO / "reports" / "smoke", tmp_path / "reports" / "smoke")
+    (reports / "overview.png").write_bytes(damage)
+    out = tmp_path / "out"
+    refused(["export", "smoke", "--to", tracker, "--out", str(out), "--results-dir", str(REPO / "results"),
+             "--reports-dir", str(tmp_path / "reports")], capsys,
+            f"{reports / 'overview.png'}: not a readable PNG image (")
+    assert not out.exists()
 
 
 # t16-057: a mysql:// store without its driver advised `pip install MySQLdb`, a module's name no package has on PyPI;

@@ -34,11 +34,33 @@ def export(matrix: str, tracker: str, out: str, results_dir: Path, reports_dir: 
             "no report of %s in %s/ (no report.md, tables or charts), so its cells go without them; `vramlab report "
             "%s` writes it there, or give --reports-dir where it is", runs.matrix, reports_dir / runs.matrix,
             runs.matrix)
+    _figures_readable(runs)
     if tracker == "mlflow":  # a local MLflow store is locked by its writer, which knows where the store lies
         return WRITERS[tracker](runs, out)
     Path(out).mkdir(parents=True, exist_ok=True)
     with held(Path(out) / FOLDER_LOCK, f"another export is writing into {out}; waiting for it to end"):
         return WRITERS[tracker](runs, out)
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _figures_readable(runs: MatrixRuns) -> None:
+    """Every figure is a whole PNG before any run is written: one that cannot be read (emptied, cut short) would end
+    the export half-way, with the cells' runs written and no word of which figure it was."""
+    from PIL import Image  # heavy: only where an export reads its figures
+
+    for figure in runs.figures:
+        try:
+            with figure.open("rb") as file:
+                if file.read(len(PNG_SIGNATURE)) != PNG_SIGNATURE:
+                    raise ValueError("no PNG signature" if figure.stat().st_size else "an empty file")
+            with Image.open(figure) as image:
+                image.load()
+        except (OSError, ValueError, SyntaxError) as err:  # PIL says a damaged PNG with SyntaxError
+            raise UsageError(f"{figure}: not a readable PNG image ({' '.join(str(err).split())[:120]}); draw the "
+                             f"report's charts again (`vramlab report {runs.matrix}`) or give --reports-dir where "
+                             "they are whole") from None
 
 
 def _outside_published(tracker: str, out: str) -> None:
