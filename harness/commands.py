@@ -166,8 +166,13 @@ def _cmd_readme(args: argparse.Namespace) -> int:
     if not names:
         raise UsageError(f"readme: {path} has no generated block (<!-- generated: NAME --> ... "
                          "<!-- end generated: NAME -->)")
-    check_sources_committed(path.parent)
-    again, changed = rewritten(text, path.parent)
+    root = path.parent
+    if not (root / "reports").is_dir() or not (root / "results").is_dir():  # the blocks are read from the two
+        raise UsageError(f"readme: {path} has no reports/ and results/ beside it ({root.resolve()}/), which its "
+                         "generated blocks are made from; give a README at the root of a checkout, such as "
+                         "--file README.md")
+    check_sources_committed(root)
+    again, changed = rewritten(text, root)
     if "matrices" in names and (local := local_matrices()):
         print(f"vramlab readme: the matrices table leaves out {', '.join(f'{n} ({f})' for n, f in local.items())}: "
               "matrix files git does not track; commit one to list it", file=sys.stderr)

@@ -122,3 +122,14 @@ def test_readme_says_a_file_behind_a_symlink_loop_loops(tmp_path, capsys, given)
     path = str(tmp_path / given)
     refused(["readme", "--file", path], capsys, f"readme: --file {path}: a symlink on its path loops (leads back to "
             "itself), so there is no file to read; give the README file itself")
+
+
+# t19-054: a README copy in docs/ (`readme --file docs/R2.md`) was refused with the FileNotFoundError of
+# docs/reports/seed-16gb/cells.csv; the blocks are made from the reports and results beside the README, so a README
+# without them is said to be in the wrong place, and left as it was
+def test_a_readme_away_from_the_reports_it_is_made_from_is_refused(tmp_path, capsys):
+    path = tmp_path / "docs" / "R2.md"
+    path.parent.mkdir()
+    path.write_text(README)
+    refused(["readme", "--file", str(path)], capsys, f"readme: {path} has no reports/ and results/ beside it")
+    assert path.read_text() == README
