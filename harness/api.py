@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from harness.core.budget import budget_bytes
@@ -137,7 +138,9 @@ def estimate(**settings: Any) -> Fit:
     can be read here: an arch: preset, a GGUF file or package, a folder with config.json, a hub id in the hub cache.
     Raises UsageError for a setting that is no setting or a value it cannot take, or where the estimate has nothing
     to say (a declared conflict, shapes not known here)."""
-    (cell,) = expand_spec("estimate", {"design": "list", "cells": [{"name": "cell", **settings}]}, source="api")
+    # a number from a frame (api.cells, api.results) is a numpy scalar: it is the number it holds
+    given = {key: value.item() if isinstance(value, np.generic) else value for key, value in settings.items()}
+    (cell,) = expand_spec("estimate", {"design": "list", "cells": [{"name": "cell", **given}]}, source="api")
     found, why_not = cell_estimate(cell)
     if found is None:
         raise UsageError(f"no estimate: {why_not}")

@@ -8,6 +8,7 @@ import pytest
 
 from harness import api
 from harness.core.errors import UsageError
+from harness.spec.matrix import MatrixError
 from tests.conftest import REPO
 
 
@@ -69,3 +70,13 @@ def test_an_estimate_over_its_host_budget_does_not_fit():
     assert fit.total_bytes <= fit.budget_bytes and not fit.host_fits and not fit.fits
     assert "but does not fit: its pinned host memory is over the 1.0 MiB host budget" in str(fit)
     assert api.estimate(**settings, host_budget="16GiB").fits
+
+
+# t19-058: a number taken from one of the API's own frames is a numpy scalar; api.estimate(context=np.int64(1024))
+# was refused as "np.int64(1024) is not an integer". It is the number it holds, and a numpy fraction is still refused
+def test_estimate_takes_a_numpy_number_as_the_number_it_holds():
+    import numpy as np
+
+    assert api.estimate(context=np.int64(1024)).total_bytes == api.estimate(context=1024).total_bytes
+    with pytest.raises(MatrixError, match=r"context: 1\.5 is not an integer"):
+        api.estimate(context=np.float64(1.5))
