@@ -297,6 +297,12 @@ def _refuse_forced_replacement():
     if REPLACE and not (every or files):
         _stop(f"--config {_REPLACE_GIVEN} acts only with -F (or -R cell, or -R/-f naming a result file), which measure "
               "cells that have a result again; without them nothing is replaced: give -F, or leave replace out")
+    only_evaluations = not settings.forceall and "cell" not in settings.forcerun and TASKS
+    if every and WITH_RESULT and not REPLACE and only_evaluations:  # -R evaluate: the cells stand, their scores not
+        _stop(f"-R evaluate would evaluate the {len(WITH_RESULT)} cells of '{NAME}' that have a result again and "
+              f"replace their evaluations (in {RESULTS}/{NAME}/evaluations/, the published reference where they are "
+              "committed) from adapters a checkout does not keep; to rebuild only the tables and charts give "
+              "-R aggregate report, and to replace them --config replace=true")
     if every and WITH_RESULT and not REPLACE:
         _stop(f"-F (or -R cell) would measure the {len(WITH_RESULT)} cells of '{NAME}' that have a result again and "
               f"replace those results (in {RESULTS}/{NAME}/, the published reference where they are committed); "

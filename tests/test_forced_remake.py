@@ -42,6 +42,17 @@ def test_every_cell_forced_is_refused(clone, forced):
     assert status(clone) == ""
 
 
+# t19-064: -R evaluate over a matrix with published evaluations was refused with the line of -F (or -R cell), which was
+# not given, saying its cells would be measured again; it says what -R evaluate itself would replace
+def test_every_evaluation_forced_is_refused_naming_the_evaluations(clone):
+    done = snakemake(clone, "-n", "-R", "evaluate", "--config", "matrix=quality-smollm2")
+    assert done.returncode == 2, done.stderr[-3000:]
+    said = last_line(done)
+    assert said.startswith("vramlab: -R evaluate would evaluate the 43 cells of 'quality-smollm2' that have a result "
+                           "again and replace their evaluations (in results/quality-smollm2/evaluations/"), said
+    assert status(clone) == ""
+
+
 # t13-084: with --config reproduce=true, -R cell was refused with advice to give reproduce=true, which was given; the
 # reproduction's own rule is named instead, and the advice, followed, plans only reproductions
 @pytest.mark.parametrize(("forced", "again"), [(["-R", "cell"], "give -R reproduce instead"),
