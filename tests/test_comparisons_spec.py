@@ -86,6 +86,16 @@ def test_a_matrix_that_evaluates_nothing_has_nothing_to_compare():
         parse({"compare": []}, GROUPS, {})
 
 
+# t20-020: a list cell named untrained passed validate beside `b: untrained`, which then named both that cell and the
+# base model of every arm
+def test_a_cell_named_untrained_is_refused_where_comparisons_are():
+    section = {"compare": [{"family": "f", "question": "q", "a": "native", "b": "untrained",
+                            "metric": "recall", "task": "workload_recall"}]}
+    with pytest.raises(ComparisonSpecError, match="a cell is named 'untrained', the word comparisons use for the base "
+                                                  "model"):
+        parse(section, (*GROUPS, "untrained"), TASKS)
+
+
 MATRIX = """
 fixed: {model: "arch:tiny-llama", budget: 16GiB, data: grant-reports, context: 1024}
 seeds: [0, 1]

@@ -428,6 +428,16 @@ def test_a_grant_reports_size_on_another_workload_is_refused(tmp_path, capsys, s
                                               "grant-reports, and no cell of this matrix has data: grant-reports")
 
 
+# t20-005: a one_at_a_time baseline naming lora_rank, no axis, set it in every cell over fixed:'s value without a word
+def test_a_baseline_setting_that_is_no_axis_is_refused(tmp_path, capsys):
+    path = tmp_path / "m.yaml"
+    path.write_text("fixed: {model: \"arch:tiny-llama\", device: cpu, steps: 1, lora_rank: 8}\n"
+                    "axes: {adapter: [lora, rslora]}\ndesign: one_at_a_time\n"
+                    "baseline: {adapter: lora, lora_rank: 16}\n")
+    refused(["validate", str(path)], capsys, "baseline.lora_rank: lora_rank is not an axis (fixed: sets it for every "
+                                              "cell); a baseline names a level of each axis (adapter)")
+
+
 # N03-N07: matrix names that are the project's own folders of results/ and reports/
 @pytest.mark.parametrize("name", ["estimate", "superseded", "benchmarks", "memory-history"])
 def test_a_matrix_may_not_take_the_name_of_a_folder_that_holds_no_matrix(tmp_path, capsys, name):

@@ -144,6 +144,9 @@ def parse(section: Any, groups: Collection[str], tasks: Mapping[str, str | None]
     for key in section:
         if key not in KEYS:
             raise ComparisonSpecError(f"unknown key {key!r}{did_you_mean(key, KEYS)}; known: {', '.join(KEYS)}")
+    if UNTRAINED in groups:  # b: untrained would name both that cell and the base model of every arm
+        raise ComparisonSpecError(f"a cell is named {UNTRAINED!r}, the word comparisons use for the base model "
+                                  f"(b: {UNTRAINED}: the same cells with their adapter disabled); rename the cell")
     margins = _margins(section.get("margins"))
     entries = section.get("compare")
     if not isinstance(entries, list) or not entries:

@@ -444,6 +444,10 @@ def expand_spec(name: str, spec: Any, source: str = "<matrix>", check_model: boo
     elif design == "one_at_a_time":
         baseline = check.assignment("baseline", spec.get("baseline") or {})
         for axis, level in baseline.items():
+            if axis not in axes:  # it would set that setting in every cell, over what fixed: says, without a word
+                where = " (fixed: sets it for every cell)" if axis in (spec.get("fixed") or {}) else ""
+                raise check.fail(f"baseline.{axis}", f"{axis} is not an axis{where}; a baseline names a level of each "
+                                 f"axis ({', '.join(axes)}): move it to fixed: or add it to axes:")
             if axis in axes and level not in axes[axis]:
                 raise check.fail(f"baseline.{axis}", f"level {level!r} is not among the axis levels {axes[axis]}")
         missing = [a for a in axes if a not in baseline]
