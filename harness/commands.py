@@ -68,7 +68,13 @@ from harness.results.published_results import lost_published_problem, stray_file
 from harness.results.reproduction_folders import reproduction_folder_problem
 from harness.results.results_dir_mistakes import missing_results_dir, results_dir_mistake
 from harness.results.schemas import SCHEMA_DIR, write_schemas
-from harness.results.store import FRESHNESS_FILE, migrate_files, orphaned_evaluation, result_files
+from harness.results.store import (
+    FRESHNESS_FILE,
+    evaluation_folders_problems,
+    migrate_files,
+    orphaned_evaluation,
+    result_files,
+)
 from harness.run import worker
 from harness.spec import settings
 from harness.spec.ceiling import CeilingSpec
@@ -522,7 +528,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if not checked:  # nothing named is a result: said, where the count alone would not say why it fails
         print(f"vramlab check: no result file in {', '.join(args.paths)}", file=sys.stderr)
     strays = list(dict.fromkeys(line for given in args.paths if Path(given).is_dir() for line in
-                                stray_files(Path(given))))
+                                [*stray_files(Path(given)), *evaluation_folders_problems(Path(given))]))
     for line in strays:
         print(f"vramlab check: {line}", file=sys.stderr)
     print(f"{checked - bad} of {checked} result files valid"
@@ -698,6 +704,7 @@ def _cmd_tokenizer_check(args: argparse.Namespace) -> int:
 
 def _cmd_default_matrix(args: argparse.Namespace) -> int:
     name, why = default_matrix()
+    expand(name)  # the file that name finds here (VRAMLAB_ABLATIONS may hold another), which Snakemake would refuse
     print(f"{name}\t{why}")
     return 0
 

@@ -156,3 +156,11 @@ def test_a_folder_of_vramlabs_own_inside_the_checkout_is_refused(git_checkout, m
 def test_a_cache_in_a_folder_the_checkout_ignores_is_taken(git_checkout, monkeypatch):
     monkeypatch.setenv("VRAMLAB_CACHE", str(git_checkout / "exports" / "cache"))  # not made yet, ignored all the same
     check_all()
+
+
+# t20-030: with VRAMLAB_ABLATIONS holding a smoke.yaml of its own, `default-matrix` said "the CPU smoke matrix runs",
+# where validate and Snakemake refuse that file; it answers for the file the name finds, as they do
+def test_default_matrix_refuses_the_matrix_file_snakemake_would_refuse(tmp_path, capsys, monkeypatch):
+    (tmp_path / "smoke.yaml").write_text("description: x\nfixed: [\n")
+    monkeypatch.setenv("VRAMLAB_ABLATIONS", str(tmp_path))
+    refused(["default-matrix"], capsys, f"{tmp_path / 'smoke.yaml'}: a matrix named 'smoke' ships with vramlab")

@@ -672,8 +672,9 @@ def test_a_result_whose_name_contradicts_its_settings_is_refused(tmp_path, capsy
 
 
 # A result with a field no run writes passed check: started_at a word (t16-037) or a time without its zone beside a
-# finished_at with one (t18-067), an ok result with no loss recorded for its steps (t16-039), a name with a NUL
-# appended (t17-044), losses made negative (t17-045); each is refused in one line naming the file and the field
+# finished_at with one (t18-067), both times in 2099 (t20-044), an ok result with no loss recorded for its steps
+# (t16-039), a name with a NUL appended (t17-044), losses made negative (t17-045); each is refused in one line naming
+# the file and the field
 @pytest.mark.parametrize(("edit", "said"), [
     pytest.param(lambda data: data.update(started_at="yesterday"),
                  "started_at: Value error, 'yesterday' is not a time stamp; vramlab writes one as ISO 8601",
@@ -681,6 +682,9 @@ def test_a_result_whose_name_contradicts_its_settings_is_refused(tmp_path, capsy
     pytest.param(lambda data: data.update(started_at="2026-11-29T13:12:05"),
                  "started_at: Value error, '2026-11-29T13:12:05' has no time zone; vramlab writes every time stamp "
                  "with its zone", id="t18-067"),
+    pytest.param(lambda data: data.update(started_at="2099" + data["started_at"][4:],
+                                          finished_at="2099" + data["finished_at"][4:]),
+                 "damaged, its values contradict each other: finished_at (2099-", id="t20-044"),
     pytest.param(lambda data: data["metrics"].update(loss=[]),
                  "damaged, its values contradict each other: metrics.loss holds no steps, not the 4 of "
                  "config.warmup_steps (1) and metrics.measured_steps (3)", id="t16-039"),
@@ -807,3 +811,21 @@ def test_results_written_in_each_schema_pass_as_labelled(tmp_path):
     assert store.parse(path, written.model_dump(mode="json")).fingerprint is None
     old = {**data, "schema_version": 1, "quality": None}
     assert store.parse(path, old).cell_id == "4c55591d5771"
+
+
+# t20-045: a file in place of a cell's evaluations/<id>/ folder passed check, and aggregate --partial then left that
+# cell's scores out of quality.csv; check names it (exit 1), and aggregate refuses before writing a table
+def test_a_file_in_place_of_a_cells_evaluations_folder_is_said(tmp_path, capsys):
+    folder = tmp_path / "quality-smollm2"
+    (folder / "evaluations").mkdir(parents=True)
+    shutil.copy(REPO / "results" / "quality-smollm2" / "00ee07c5a5e0.json", folder)
+    (folder / "evaluations" / "00ee07c5a5e0").write_text("x\n")
+    assert cli.main(["check", str(folder)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == (f"vramlab check: {folder}/evaluations/00ee07c5a5e0: a file where the folder of cell "
+                            "00ee07c5a5e0's evaluations belongs, so its evaluations read as none; move it away (the "
+                            "evaluations are evaluations/<cell id>/<task>.json)\n"), captured.err
+    refused(["aggregate", "quality-smollm2", "--results-dir", str(tmp_path), "--reports-dir",
+             str(tmp_path / "reports"), "--partial"], capsys,
+            f"{folder}/evaluations/00ee07c5a5e0: a file where the folder of cell 00ee07c5a5e0's evaluations belongs")
+    assert not (tmp_path / "reports").exists()

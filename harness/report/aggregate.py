@@ -116,6 +116,9 @@ def load_evaluations(found: list[tuple[Cell, CellResult | None]], results_dir: P
     for order, (cell, _) in enumerate(found):
         for task in tasks:
             path = results.evaluation_path(results_dir, cell.matrix, cell.cell_id, task)
+            if path.parent.exists() and not path.parent.is_dir():  # else the cell's scores are left out, unsaid
+                raise results.ResultFileError(f"{path.parent}: a file where the folder of cell {cell.cell_id}'s "
+                                              "evaluations belongs; move it away (evaluations/<cell id>/<task>.json)")
             if path.is_file():
                 evaluation = results.check(path)
                 if not isinstance(evaluation, EvaluationResult):

@@ -15,6 +15,10 @@ from harness.core.budget import budget_bytes, budget_problem
 CLOCK_TOLERANCE_SECONDS = 0.01
 
 
+# how far ahead of this machine's clock another machine's may be and its results still stand
+CLOCK_SKEW = dt.timedelta(days=1)
+
+
 def _moment(text: str | None) -> dt.datetime | None:
     """A time stamp as a comparable moment, or None where it is not one this check can read (no contradiction)."""
     try:
@@ -109,4 +113,8 @@ def time_order_contradiction(started_at: str | None, finished_at: str | None) ->
     started, finished = _moment(started_at), _moment(finished_at)
     if started is not None and finished is not None and finished < started:
         return f"finished_at ({finished_at}) is before started_at ({started_at})"
+    latest = max((m for m in (started, finished) if m is not None), default=None)
+    if latest is not None and latest > dt.datetime.now(dt.UTC) + CLOCK_SKEW:
+        return (f"{'finished_at' if latest == finished else 'started_at'} ({latest.isoformat()}) is in the future, "
+                "which no run has reached; the file was edited, or written by a machine whose clock is wrong")
     return None

@@ -50,6 +50,15 @@ def evaluation_path(results_dir: Path, matrix: str, cell_id: str, task: str) -> 
     return Path(results_dir) / matrix / "evaluations" / cell_id / f"{task}.json"
 
 
+def evaluation_folders_problems(folder: Path) -> list[str]:
+    """One line for each entry of an evaluations/ folder under `folder` (a matrix's results, or their parent) that is
+    no folder: a cell's evaluations are a folder of task files, and a file in its place reads as no evaluation."""
+    entries = [*Path(folder).glob("evaluations/*"), *Path(folder).glob("*/evaluations/*")]
+    return [f"{entry}: a file where the folder of cell {entry.name}'s evaluations belongs, so its evaluations read "
+            "as none; move it away (the evaluations are evaluations/<cell id>/<task>.json)"
+            for entry in sorted(entries) if not entry.is_dir()]
+
+
 def orphaned_evaluation(path: Path, result: CellResult | EvaluationResult) -> str | None:
     """An evaluation in its matrix's folder whose cell has no result file beside it, in a line: with no cell (its
     settings, its memory) to put the scores beside, no report can carry it."""
