@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import api
 from harness.core.errors import UsageError
 from harness.estimate import calibration
 from harness.report.calibration import rebuild_calibration
@@ -95,3 +96,13 @@ def test_a_calibration_refuses_a_damaged_oversized_or_foreign_file_by_name(tmp_p
 def test_estimate_and_folder_arguments_that_cannot_be_used_are_refused(capsys, argv, said):
     refused(argv, capsys, said)
     assert not (REPO / "harness" / "smoke").exists()
+
+
+# t20-032: `estimate --set vocabulary=counted` sized SmolLM2's embedding at its full 49,152 rows without a word that
+# nothing was counted; the estimate says the count comes only when the cell reads its text, and that this is a bound
+def test_an_estimate_of_a_counted_vocabulary_says_it_is_an_upper_bound():
+    counted, native = api.estimate(model="arch:qwen3-8b", vocabulary="counted"), api.estimate(model="arch:qwen3-8b")
+    assert counted.total_bytes == native.total_bytes
+    said = [n for n in counted.notes if n.startswith("vocabulary: counted keeps the tokens its training text uses")]
+    assert said and "sized at the full 151,936 rows, an upper bound" in said[0], counted.notes
+    assert not any("vocabulary" in n for n in native.notes)

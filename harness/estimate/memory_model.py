@@ -162,6 +162,10 @@ def estimate(settings: dict[str, Any], m: ModelFacts) -> Estimate:
     if settings["dtype"] == "float32" or settings["device"] == "cpu":
         est.notes.append("the formulas are for a GPU computing in bf16; this cell computes otherwise "
                          "(a CPU cell is judged on its resident set)")
+    if settings["vocabulary"] == "counted" and m.vocab_size is not None:  # counted once the cell reads its text
+        est.notes.append(f"vocabulary: counted keeps the tokens its training text uses, known only once the cell "
+                         f"tokenizes it; the embedding and LM head are sized at the full {m.vocab_size:,} rows, an "
+                         "upper bound")
     tokens = settings["batch_size"] * settings["context"]
     mode = settings["checkpointing"]
     # a budget named after a card is that card's GPU; a plain size is emulated on the H200 that measured
