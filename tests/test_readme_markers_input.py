@@ -29,6 +29,9 @@ BROKEN = [
                  "starts a block 'nosuch' vramlab does not make (the blocks are headline, ceiling", id="t11-176"),
     pytest.param(README.replace("<!-- end generated: reproduction -->", ""), "has no end marker; add <!-- end "
                  "generated: reproduction --> after its last line", id="last-block-open"),
+    # t20-054: markers written GENERATED: were not read, so --check left the block out and said the others agreed
+    pytest.param(README.replace("<!-- generated: headline -->", "<!-- GENERATED: headline -->"),
+                 "holds '<!-- GENERATED: headline -->', a marker in another case", id="t20-054"),
 ]
 
 

@@ -498,6 +498,30 @@ def test_report_all_of_a_reports_folder_without_reports_is_refused(tmp_path, cap
     assert not (tmp_path / "out").exists() and list((tmp_path / "empty").iterdir()) == []
 
 
+# t20-049: report --all over a reports folder with a folder named after no matrix said "reports/notes/: ... not
+# rebuilt", naming the checkout's folder, not the one given
+def test_report_all_names_the_reports_folder_it_was_given(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    reports = copy_repository_files(REPO / "reports" / "smoke", tmp_path / "rep" / "smoke").parent
+    (reports / "notes").mkdir()
+    shutil.copy(reports / "smoke" / "cells.csv", reports / "notes")
+    assert cli.main(["report", "--all", "--reports-dir", str(reports), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"vramlab: {reports}/notes/: no matrix file") and "; not rebuilt" in err, err
+
+
+# t20-050: report over a reports copy whose estimate.csv was deleted rebuilt report.md without its section on the
+# memory estimate, exit 0; the table the aggregate writes with the others is asked for as they are
+def test_a_report_without_its_estimate_table_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    folder = copy_repository_files(REPO / "reports" / "smoke", tmp_path / "smoke")
+    (folder / "estimate.csv").unlink()
+    before = files_in(folder)
+    refused(["report", "smoke", "--reports-dir", str(tmp_path)], capsys,
+            f"vramlab: {folder / 'estimate.csv'} does not exist; run `vramlab aggregate smoke` first")
+    assert files_in(folder) == before
+
+
 # t16-046 (the two roots swapped: aggregate wrote cells.csv, design.json, ... into the published results/smoke/) and
 # t16-052 (claims wrote results/claims-out/claims/): a reports folder or a rebuilt report anywhere in a checkout's
 # published results/ is refused by every command that takes one, as the Snakefile refuses it (t15-028)

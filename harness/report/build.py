@@ -196,7 +196,8 @@ def latex(frames: Frames, title: str, steps: pd.DataFrame, estimate: pd.DataFram
 
 def read(folder: Path) -> tuple[Frames, pd.DataFrame, pd.DataFrame | None]:
     """A report folder's tables and design: the frames, steps.csv, and quality.csv where the matrix has one."""
-    for name in ("cells.csv", "steps.csv", "design.json"):
+    # estimate.csv too: the aggregate writes it with the others, and without it the report would lose its section
+    for name in ("cells.csv", "steps.csv", "design.json", "estimate.csv"):
         if not table_there(folder / name):
             raise UsageError(f"{folder / name} does not exist; run `vramlab aggregate {folder.name}` first (the "
                              "report is made from the tables it writes)")

@@ -27,6 +27,7 @@ BLOCK = re.compile(r"(<!-- generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!--
                    re.DOTALL)
 # any marker, of any name, so that one BLOCK does not match (a lost end, a misspelt name) is seen, not skipped
 MARKER = re.compile(r"<!-- (?P<end>end )?generated:\s*(?P<name>.*?)\s*-->")
+ANY_CASE_MARKER = re.compile(MARKER.pattern, re.IGNORECASE)
 
 
 def _gib(value: float) -> str:
@@ -187,6 +188,11 @@ def block_names(text: str) -> list[str]:
     are refused in one line, as rewriting around them would leave a block stale and unsaid."""
     names: list[str] = []
     start: tuple[str, int] | None = None
+    for marker in ANY_CASE_MARKER.finditer(text):  # a marker vramlab cannot read is left out of every check, unsaid
+        if not MARKER.fullmatch(marker.group(0)):
+            line = text.count("\n", 0, marker.start()) + 1
+            raise UsageError(f"readme: line {line} holds {marker.group(0)!r}, a marker in another case; vramlab reads "
+                             "<!-- generated: NAME --> and <!-- end generated: NAME --> in lower case: write it so")
     for marker in MARKER.finditer(text):
         name, line = marker.group("name"), text.count("\n", 0, marker.start()) + 1
         if not marker.group("end"):

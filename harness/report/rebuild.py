@@ -86,14 +86,15 @@ def rebuild_all(results_dir: Path, reports_dir: Path, out_dir: Path | None = Non
 
 def _rebuild_all(results_dir: Path, reports_dir: Path, out: Path, matrices: list[str] | None,
                  skipped: list[str] | None) -> list[Path]:
-    jobs = [(f"reports/{m}/", lambda m=m: rebuild(source_matrix(m, results_dir), results_dir, reports_dir, out))
+    # each named by the folder it is rebuilt from, --reports-dir as given
+    jobs = [(f"{reports_dir / m}/", lambda m=m: rebuild(source_matrix(m, results_dir), results_dir, reports_dir, out))
             for m in matrices or committed_matrices(reports_dir)]
     if matrices is None:
-        jobs += [(f"reports/{m}/ceiling", lambda m=m: rebuild_ceiling(m, results_dir, out))
+        jobs += [(f"{reports_dir / m}/ceiling", lambda m=m: rebuild_ceiling(m, results_dir, out))
                  for m in ceiling_matrices(reports_dir)]
-        jobs.append(("reports/estimate/", lambda: rebuild_calibration(results_dir, reports_dir, out)))
+        jobs.append((f"{reports_dir / 'estimate'}/", lambda: rebuild_calibration(results_dir, reports_dir, out)))
         if (reports_dir / "claims" / "claims.md").is_file():  # the published claims beside their measurements
-            jobs.append(("reports/claims/", lambda: claims.write(results_dir, out)))
+            jobs.append((f"{reports_dir / 'claims'}/", lambda: claims.write(results_dir, out)))
     paths: list[Path] = []
     for what, job in jobs:
         try:
