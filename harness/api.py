@@ -138,8 +138,10 @@ def estimate(**settings: Any) -> Fit:
     can be read here: an arch: preset, a GGUF file or package, a folder with config.json, a hub id in the hub cache.
     Raises UsageError for a setting that is no setting or a value it cannot take, or where the estimate has nothing
     to say (a declared conflict, shapes not known here)."""
-    # a number from a frame (api.cells, api.results) is a numpy scalar: it is the number it holds
-    given = {key: value.item() if isinstance(value, np.generic) else value for key, value in settings.items()}
+    # a number from a frame (api.cells, api.results) is a numpy scalar: it is the number it holds; a model given as
+    # a Path is the path it holds, as api.results takes its folder
+    given = {key: value.item() if isinstance(value, np.generic) else os.fspath(value)
+             if isinstance(value, os.PathLike) else value for key, value in settings.items()}
     (cell,) = expand_spec("estimate", {"design": "list", "cells": [{"name": "cell", **given}]}, source="api")
     found, why_not = cell_estimate(cell)
     if found is None:

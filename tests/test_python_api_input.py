@@ -4,6 +4,8 @@ pending, and an estimate over its host budget does not fit."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness import api
@@ -80,3 +82,10 @@ def test_estimate_takes_a_numpy_number_as_the_number_it_holds():
     assert api.estimate(context=np.int64(1024)).total_bytes == api.estimate(context=1024).total_bytes
     with pytest.raises(MatrixError, match=r"context: 1\.5 is not an integer"):
         api.estimate(context=np.float64(1.5))
+
+
+# t20-060: api.estimate(model=Path(...)) was refused as "PosixPath('/nonexistent') is not a string", where api.results
+# takes a Path; the path is read as the model source it names, so a missing one is said to be missing
+def test_estimate_takes_a_model_given_as_a_path(tmp_path):
+    with pytest.raises(MatrixError, match="model folder '/nonexistent' does not exist"):
+        api.estimate(model=Path("/nonexistent"))
