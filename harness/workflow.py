@@ -262,9 +262,13 @@ def check_writable(config: dict[str, Any], matrix: str) -> None:
     the folder in the way: checked before any job, dry run too, so that a run never trains cells it cannot keep."""
     for key, default in FOLDER_DEFAULTS.items():
         folder = Path(str(config.get(key, default))) / matrix
+        given = f"--config {key}={str(config[key])[:80]}" if key in config else f"{key} (by default {default})"
+        in_the_way = folder if folder.exists() and not folder.is_dir() else file_in_the_way(folder)
+        if in_the_way is not None:  # not a matter of permissions: a file stands where a folder must be
+            raise UsageError(f"{given}: {in_the_way.absolute()} is a file, so the folder {folder} cannot be made "
+                             "there; move the file away or give another folder")
         blocker = unwritable(folder)
         if blocker is not None:
-            given = f"--config {key}={str(config[key])[:80]}" if key in config else f"{key} (by default {default})"
             raise UsageError(f"{given}: {blocker.absolute()} cannot be written (a read-only file system, or no "
                              f"permission), so {folder} could not be made or filled; give a folder that can be written")
 

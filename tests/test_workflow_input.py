@@ -138,6 +138,16 @@ def test_a_folder_that_cannot_be_written_is_refused_before_any_job(tmp_path, mon
     check_writable({key: str(tmp_path / "rw")}, "ok")
 
 
+# t20-065: --config reports_dir=D whose D/smoke is a file was refused as "cannot be written (a read-only file system,
+# or no permission)"; the file in the folder's place is named as what it is
+@pytest.mark.parametrize("key", ["results_dir", "reports_dir"])
+def test_a_file_where_the_matrix_folder_goes_is_named(tmp_path, key):
+    (tmp_path / "smoke").write_text("x\n")
+    with pytest.raises(UsageError, match=f"--config {key}={tmp_path}: {tmp_path}/smoke is a file, so the folder "
+                                         f"{tmp_path}/smoke cannot be made there; move the file away"):
+        check_writable({key: str(tmp_path)}, "smoke")
+
+
 @pytest.mark.slow
 def test_snakemake_refuses_a_read_only_reports_folder_in_one_line(tmp_path):
     locked = tmp_path / "ro"
