@@ -476,15 +476,20 @@ def test_compare_of_a_matrix_without_published_results_says_so(tmp_path, capsys,
     assert list(tmp_path.iterdir()) == []
 
 
-# t18-064: report over a copy of a quality matrix's reports whose quality.csv was deleted rewrote report.md and
-# tables.tex without their quality part, exit 0; the design says the matrix evaluates, so the missing table is said
-def test_a_report_of_an_evaluated_matrix_without_its_scores_table_is_refused(tmp_path, capsys, monkeypatch):
+# A report over a copy of its reports with a table the aggregate writes deleted rebuilt report.md and tables.tex
+# without that table's part, exit 0: quality.csv of a matrix that evaluates (t18-064), estimate.csv (t20-050); the
+# missing table is said and nothing is written
+@pytest.mark.parametrize(("matrix", "table", "said"), [
+    pytest.param("quality-smollm2", "quality.csv", "does not exist, though quality-smollm2 evaluates its cells",
+                 id="t18-064"),
+    pytest.param("smoke", "estimate.csv", "does not exist; run `vramlab aggregate smoke` first", id="t20-050"),
+])
+def test_a_report_without_a_table_the_aggregate_writes_is_refused(tmp_path, capsys, monkeypatch, matrix, table, said):
     monkeypatch.chdir(REPO)
-    folder = copy_repository_files(REPO / "reports" / "quality-smollm2", tmp_path / "quality-smollm2")
-    (folder / "quality.csv").unlink()
+    folder = copy_repository_files(REPO / "reports" / matrix, tmp_path / matrix)
+    (folder / table).unlink()
     before = files_in(folder)
-    refused(["report", "quality-smollm2", "--reports-dir", str(tmp_path)], capsys,
-            f"vramlab: {folder / 'quality.csv'} does not exist, though quality-smollm2 evaluates its cells")
+    refused(["report", matrix, "--reports-dir", str(tmp_path)], capsys, f"vramlab: {folder / table} {said}")
     assert files_in(folder) == before
 
 
@@ -508,18 +513,6 @@ def test_report_all_names_the_reports_folder_it_was_given(tmp_path, capsys, monk
     assert cli.main(["report", "--all", "--reports-dir", str(reports), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"vramlab: {reports}/notes/: no matrix file") and "; not rebuilt" in err, err
-
-
-# t20-050: report over a reports copy whose estimate.csv was deleted rebuilt report.md without its section on the
-# memory estimate, exit 0; the table the aggregate writes with the others is asked for as they are
-def test_a_report_without_its_estimate_table_is_refused(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(REPO)
-    folder = copy_repository_files(REPO / "reports" / "smoke", tmp_path / "smoke")
-    (folder / "estimate.csv").unlink()
-    before = files_in(folder)
-    refused(["report", "smoke", "--reports-dir", str(tmp_path)], capsys,
-            f"vramlab: {folder / 'estimate.csv'} does not exist; run `vramlab aggregate smoke` first")
-    assert files_in(folder) == before
 
 
 # t16-046 (the two roots swapped: aggregate wrote cells.csv, design.json, ... into the published results/smoke/) and
