@@ -13,6 +13,7 @@ import pytest
 from harness import commands
 from harness.core.errors import UsageError
 from harness.report.ceiling import _keep_answers
+from harness.spec.ceiling import CeilingSpec, CeilingSpecError
 from tests.conftest import REPO
 from tests.refusals import TINY2, matrix_at, refused
 
@@ -55,3 +56,12 @@ def test_ceiling_searches_that_need_a_gpu_here_are_refused(tmp_path, capsys, mon
     refused(["ceiling", "ceiling-16gb", "--cell", "unsloth-offload", "--results-dir", str(tmp_path / "r"),
               "--reports-dir", str(tmp_path / "p")], capsys, "1 of the searches asked for need probes on a CUDA GPU")
     assert not (tmp_path / "r").exists() and not (tmp_path / "p").exists()
+
+
+# t21-013: `ceiling: {}` was refused as "low: None is not a positive number of tokens", a value never written; the keys
+# missing are named as missing
+@pytest.mark.parametrize(("section", "said"), [pytest.param({}, "low and high missing", id="t21-013"),
+                                               ({"low": 1024}, "high missing")])
+def test_a_ceiling_section_without_its_bounds_names_them_missing(section, said):
+    with pytest.raises(CeilingSpecError, match=f"^{said}; a ceiling section names the contexts it searches between"):
+        CeilingSpec.parse(section)

@@ -39,6 +39,10 @@ class CeilingSpec:
         unknown = set(section) - {"low", "high", "resolution"}
         if unknown:
             raise CeilingSpecError(f"unknown key {sorted(unknown)[0]!r}; the keys are low, high and resolution")
+        missing = [key for key in ("low", "high") if key not in section]
+        if missing:  # else the first would be judged as a value None the user never wrote
+            raise CeilingSpecError(f"{' and '.join(missing)} missing; a ceiling section names the contexts it searches "
+                                   f"between, low and high (resolution is optional: {cls.resolution})")
         values = {}
         for key in ("low", "high", "resolution"):
             value = section.get(key, cls.resolution if key == "resolution" else None)
