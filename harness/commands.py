@@ -561,6 +561,9 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 def _cmd_migrate(args: argparse.Namespace) -> int:
     outcomes = [(path, said, fine) for path, said, fine in migrate_files(_given_results(args.paths))
                 if fine or path in map(Path, args.paths) or not _no_result_here(path, said)]
+    if not outcomes:  # as check says it: a folder given with nothing to migrate is no success to keep quiet about
+        print(f"vramlab migrate: no result file in {', '.join(args.paths)}", file=sys.stderr)
+        return 1
     for _, said, fine in outcomes:
         print(said if fine else f"vramlab migrate: {said}", file=sys.stdout if fine else sys.stderr)
     # a budget written in another spelling than its canonical one had another cell id (harness/core/budget.py)
@@ -748,6 +751,9 @@ def _folder_arguments(args: argparse.Namespace) -> None:
         if option == "reports_dir":
             _not_among_results(flag, value, "give the reports a folder of their own (default: reports)")
     out = getattr(args, "out", None)
+    # an --out that is not a URI, through a link to nowhere: else the OS's bare "File exists" where it is made
+    if isinstance(out, str) and out and "://" not in out and (broken := broken_link(Path(out))) is not None:
+        raise UsageError(f"--out {out}: {broken}; give a folder that exists or can be made")
     if args.command == "report" and out and (taken := source_folder_problem(Path(out))):
         raise UsageError(f"--out {out}: {taken}; give a folder of its own")
     if args.command == "report" and out:

@@ -250,6 +250,16 @@ def test_an_export_with_a_damaged_figure_is_refused_before_writing(tmp_path, cap
     assert not out.exists()
 
 
+# t21-060: --out a link to nowhere was refused with the OS's bare "File exists"; the link is named as what it is
+@pytest.mark.parametrize("tracker", ["tensorboard", "wandb"])
+def test_an_out_that_is_a_link_to_nowhere_is_named(tmp_path, capsys, monkeypatch, tracker):
+    monkeypatch.chdir(REPO)
+    (tmp_path / "o").symlink_to(tmp_path / "nowhere")
+    refused(["export", "smoke", "--to", tracker, "--out", str(tmp_path / "o")], capsys,
+            f"--out {tmp_path}/o: {tmp_path}/o is a link to {tmp_path}/nowhere, which does not exist")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]
+
+
 # t16-057: a mysql:// store without its driver advised `pip install MySQLdb`, a module's name no package has on PyPI;
 # each default driver's distribution is named, with a pure-Python driver the URI can name instead
 @pytest.mark.parametrize(("out", "module", "said"), [

@@ -515,6 +515,16 @@ def test_report_all_names_the_reports_folder_it_was_given(tmp_path, capsys, monk
     assert err.startswith(f"vramlab: {reports}/notes/: no matrix file") and "; not rebuilt" in err, err
 
 
+# t21-047: aggregate over a results copy holding a result also under the name x.json left it out without a word
+def test_aggregate_says_a_json_file_named_after_no_cell(tmp_path, caplog):
+    results = copy_repository_files(REPO / "results" / "smoke", tmp_path / "r" / "smoke").parent
+    shutil.copy(results / "smoke" / "4c55591d5771.json", results / "smoke" / "x.json")
+    assert cli.main(["aggregate", "smoke", "--results-dir", str(results), "--reports-dir", str(tmp_path / "p")]) == 0
+    said = [r.getMessage() for r in caplog.records if "x.json" in r.getMessage()]
+    assert said == [f"{results}/smoke/x.json is named after no cell (a result is <cell id>.json), so no table reads "
+                    "it; move it out of the folder (`vramlab check` names what it holds)"], caplog.text
+
+
 # t16-046 (the two roots swapped: aggregate wrote cells.csv, design.json, ... into the published results/smoke/) and
 # t16-052 (claims wrote results/claims-out/claims/): a reports folder or a rebuilt report anywhere in a checkout's
 # published results/ is refused by every command that takes one, as the Snakefile refuses it (t15-028)

@@ -829,3 +829,10 @@ def test_a_file_in_place_of_a_cells_evaluations_folder_is_said(tmp_path, capsys)
              str(tmp_path / "reports"), "--partial"], capsys,
             f"{folder}/evaluations/00ee07c5a5e0: a file where the folder of cell 00ee07c5a5e0's evaluations belongs")
     assert not (tmp_path / "reports").exists()
+
+
+# t21-035: migrate of an empty folder exited 0 and said nothing, where check of it says there is no result file and
+# exits 1; migrate says the same
+def test_migrate_of_a_folder_without_results_says_so(tmp_path, capsys):
+    assert cli.main(["migrate", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"vramlab migrate: no result file in {tmp_path}\n"

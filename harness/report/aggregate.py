@@ -5,6 +5,8 @@ Why it is so: docs/matrix-files.md."""
 from __future__ import annotations
 
 import json
+import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from harness.report.comparisons import comparisons_table
 from harness.report.freshness import freshness_rows, stale_ids, without
 from harness.report.kept import keep_measured
 from harness.results import STEP_COLUMNS, CellResult, EvaluationResult
+from harness.results.store import FRESHNESS_FILE
 from harness.spec.cells import Cell
 from harness.spec.design import resolve
 from harness.spec.matrix import comparison_plan, evaluation_plan, expand, load_matrix, matrix_path
@@ -171,6 +174,15 @@ def tables(found: list[tuple[Cell, CellResult | None]]) -> tuple[pd.DataFrame, p
     return cells, steps
 
 
+CELL_FILE = re.compile(r"[0-9a-f]{12}\.json")
+
+
+def _unread_json(folder: Path) -> list[Path]:
+    """JSON files of a matrix's results folder that no table reads: a result copied under another name (x.json)
+    would otherwise be left out without a word."""
+    return sorted(p for p in folder.glob("*.json") if not CELL_FILE.fullmatch(p.name) and p.name != FRESHNESS_FILE)
+
+
 def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool = False) -> Path:
     # the results and reports folders are this matrix file's (harness/spec/owners.py), as Snakemake and run-cell hold
     # them; never another's: said before any file is looked for, since a missing one would be the other's doing
@@ -178,6 +190,10 @@ def aggregate(matrix: str, results_dir: Path, reports_dir: Path, partial: bool =
     check_results_folder(results_dir, name, matrix_path(matrix), writes=False)  # only read here
     check_reports_folder(reports_dir, name, matrix_path(matrix))
     found = load_results(matrix, results_dir, partial)
+    for stray in _unread_json(results_dir / name):
+        logging.getLogger("vramlab").warning(
+            "%s is named after no cell (a result is <cell id>.json), so no table reads it; move it out of the folder "
+            "(`vramlab check` names what it holds)", stray)
     cells, steps = tables(found)
     plan = evaluation_plan(matrix)
     # every file is read before any table is written: a bad one leaves the tables as they were
