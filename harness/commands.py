@@ -23,6 +23,7 @@ from harness.core.cache import check_cache_usable
 from harness.core.console import send_to_log
 from harness.core.environment import cuda_present
 from harness.core.errors import UsageError
+from harness.core.log_file import log_file_problem
 from harness.core.path_problems import (
     FOLDER_ROOM,
     among_the_other_kind,
@@ -289,6 +290,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                                   [f"evaluations/{cell.cell_id}/{task}.json" for task in tasks])
     if lost:
         raise UsageError(lost)
+    if args.log and (problem := log_file_problem(Path(args.log))):  # said first: the log is the command's own output
+        raise UsageError(problem)
     trained = result_path(Path(args.results_dir), cell.matrix, cell.cell_id)
     if not trained.exists():  # not an OS error: the cell is not trained there, and training comes first
         folder = "" if args.results_dir == "results" else f" --results-dir {args.results_dir}"

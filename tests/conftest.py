@@ -14,6 +14,9 @@ REPO = Path(__file__).resolve().parent.parent
 def pytest_collection_modifyitems(config, items):
     import torch
 
+    # the tests that take minutes go first: under `pytest -n 2` each then runs beside the many short ones, where last
+    # in file order one of them alone would set the suite's end
+    items.sort(key=lambda item: "minutes" not in item.keywords)  # a stable sort: file order within each kind
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU")

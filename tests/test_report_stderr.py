@@ -30,6 +30,7 @@ def test_a_report_opens_more_than_twenty_figures_without_a_warning():  # t10-141
 
 
 @pytest.mark.slow
+@pytest.mark.minutes
 def test_the_report_with_the_most_chart_parts_writes_nothing_on_stderr(tmp_path):  # t10-141, t10-191
     shutil.copytree(REPO / "reports" / "quality-qwen", tmp_path / "quality-qwen")
     done = subprocess.run([sys.executable, "-W", "default", "-m", "harness", "report", "quality-qwen", "--reports-dir",

@@ -29,6 +29,7 @@ def _results(workdir: Path) -> dict[str, dict]:
 
 
 @pytest.mark.slow
+@pytest.mark.minutes
 def test_the_smoke_matrix_through_the_slurm_profile_agrees_with_a_local_run(tmp_path, cache_dir):
     env = vramlab_env(cache_dir)
     local = _snakemake(tmp_path / "local", env, "--cores", "1")
