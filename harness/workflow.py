@@ -35,13 +35,12 @@ FLAGS = {"reproduce": ("auto",), "warm_start": (), "replace": ()}  # yes/no keys
 def default_matrix() -> tuple[str, str]:
     """The embedded default: the 16 GB matrix where a CUDA GPU is present, the CPU smoke matrix where not. Without
     an NVIDIA driver torch would find no GPU, and importing it would cost every Snakemake run seconds."""
-    if not cuda_present():
-        return DEFAULT_CPU_MATRIX, "no CUDA GPU is present, so the CPU smoke matrix runs (SmolLM2-135M)"
-    import torch
+    if cuda_present():
+        import torch
 
-    if torch.cuda.is_available():
-        name = torch.cuda.get_device_name(0)
-        return DEFAULT_GPU_MATRIX, f"a CUDA GPU is present ({name})"
+        if torch.cuda.is_available():
+            name = torch.cuda.get_device_name(0)
+            return DEFAULT_GPU_MATRIX, f"a CUDA GPU is present ({name})"
     return DEFAULT_CPU_MATRIX, "no CUDA GPU is present, so the CPU smoke matrix runs (SmolLM2-135M)"
 
 

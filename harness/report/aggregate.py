@@ -117,11 +117,12 @@ def load_evaluations(found: list[tuple[Cell, CellResult | None]], results_dir: P
     rows: list[dict[str, Any]] = []
     item_rows: list[dict[str, Any]] = []
     for order, (cell, _) in enumerate(found):
+        folder = results.evaluation_path(results_dir, cell.matrix, cell.cell_id, "-").parent
+        if folder.exists() and not folder.is_dir():  # else the cell's scores are left out, unsaid
+            raise results.ResultFileError(f"{folder}: a file where the folder of cell {cell.cell_id}'s evaluations "
+                                          "belongs; move it away (evaluations/<cell id>/<task>.json)")
         for task in tasks:
             path = results.evaluation_path(results_dir, cell.matrix, cell.cell_id, task)
-            if path.parent.exists() and not path.parent.is_dir():  # else the cell's scores are left out, unsaid
-                raise results.ResultFileError(f"{path.parent}: a file where the folder of cell {cell.cell_id}'s "
-                                              "evaluations belongs; move it away (evaluations/<cell id>/<task>.json)")
             if path.is_file():
                 evaluation = results.check(path)
                 if not isinstance(evaluation, EvaluationResult):
