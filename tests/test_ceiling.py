@@ -49,7 +49,7 @@ def test_a_good_estimate_saves_probes():
 
 @pytest.mark.parametrize(("section", "message"), [
     ("yes", "expected a mapping"),
-    ({"low": 8192}, "high: None is not a positive number"),
+    ({"low": 8192}, "high missing; a ceiling section names the contexts it searches between"),
     ({"low": 8192, "high": 4096}, "must be below high"),
     ({"low": 8000, "high": 16384}, "multiples of resolution"),
     ({"low": 8192, "high": 16384, "step": 1}, "unknown key 'step'"),
