@@ -398,7 +398,12 @@ def resolve_outside(source: str, seed: int = 0, revision: str = UNPINNED) -> Res
     the budget of the cell that only loads it."""
     resolved, build, _ = _plan(source, seed, revision)
     if build is not None and not _built(resolved.path):
-        subprocess.run([sys.executable, "-m", "harness", "prepare-model", source, "--seed", str(seed)], check=True)
+        # what the builder says is passed on once it has ended: a builder ended with its cell (a time limit, a
+        # signal) must not speak for the cell, whose supervisor says how it ended
+        done = subprocess.run([sys.executable, "-m", "harness", "prepare-model", source, "--seed", str(seed)],
+                              stderr=subprocess.PIPE, text=True, errors="replace")
+        sys.stderr.write(done.stderr)
+        done.check_returncode()
     return resolved
 
 
