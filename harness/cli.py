@@ -183,16 +183,24 @@ def main(argv: list[str] | None = None) -> int:
 
     def command() -> int:
         bytecode.enable()  # before the commands import torch and the training stack (python -m harness did first)
-        return _commands()(args)
+        return _commands(args.command)(args)
 
     # a vramlab command ends on SIGTERM as on Ctrl-C; the measuring worker (its own entry point) keeps the default
     return run_command(command, end_on_sigterm=True)
 
 
-def _commands() -> Callable[[argparse.Namespace], int]:
+MATRIX_COMMANDS = ("validate", "cells", "matrices", "settings", "default-matrix")
+
+
+def _commands(name: str) -> Callable[[argparse.Namespace], int]:
     """What runs a command, loaded once its arguments are read: `--help`, `--version` and a usage error load no
-    library that a command needs (pandas, matplotlib, the result model). The one import inside a function between
-    harness modules, and the layer test's one exception."""
+    library that a command needs, and a command that reads matrix files only loads none that the reports need
+    (pandas, matplotlib, the result model). The imports inside a function between harness modules, and the layer
+    test's exceptions."""
+    if name in MATRIX_COMMANDS:
+        from harness.matrix_commands import run as run_matrix_command
+
+        return run_matrix_command
     from harness.commands import run
 
     return run

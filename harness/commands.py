@@ -11,13 +11,13 @@ import json
 import os
 import re
 import sys
-import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
 
+from harness import matrix_commands
 from harness.core.atomic_files import write_text_atomic
 from harness.core.cache import check_cache_usable
 from harness.core.console import send_to_log
@@ -77,17 +77,13 @@ from harness.results.store import (
     result_files,
 )
 from harness.run import worker
-from harness.spec import settings
 from harness.spec.ceiling import CeilingSpec
 from harness.spec.cells import Cell
-from harness.spec.design import random_weights
 from harness.spec.matrix import (
     MATRIX_NAME,
     MatrixError,
     available_matrices,
     ceiling_spec,
-    check_measurable,
-    check_models_here,
     evaluation_plan,
     expand,
     expand_spec,
@@ -97,7 +93,6 @@ from harness.spec.matrix import (
     set_value,
     source_folder_problem,
 )
-from harness.spec.matrix_list import matrix_entries
 from harness.spec.owners import check_reports_folder, check_results_folder
 from harness.spec.settings import SETTINGS
 from harness.stack.models.facts import ModelSourceError, facts
@@ -108,45 +103,6 @@ from harness.stack.models.sources import PackageModelError, resolve, source_gguf
 from harness.stack.techniques import needs_cuda
 from harness.tasks.names import unknown_task_problem
 from harness.tasks.plan import TASK_NAME
-from harness.workflow import default_matrix
-
-
-def _cmd_validate(args: argparse.Namespace) -> int:
-    cells = expand(args.matrix)
-    check_measurable(args.matrix, cells)
-    check_models_here(args.matrix, cells)
-    skipped = [c for c in cells if c.conflict]
-    print(f"{args.matrix}: {len(cells)} cells, {len(skipped)} skipped by declared conflicts")
-    if evaluation_plan(args.matrix).tasks and all(random_weights(c.settings["model"]) for c in cells):
-        print(f"{args.matrix}: note: every cell trains a model of random weights, so each evaluation task will be "
-              "recorded as n/a (quality is never scored for random weights)")
-    return 0
-
-
-def _cmd_cells(args: argparse.Namespace) -> int:
-    # no check_measurable here: the listing is where one sees which cell each conflict skips, all of them included
-    for cell in expand(args.matrix):
-        if args.json:
-            print(json.dumps(cell.as_dict(), sort_keys=True))
-        else:
-            note = f"  [skipped: {cell.conflict.name}]" if cell.conflict else ""
-            print(f"{cell.cell_id}  {cell.name}{note}")
-    return 0
-
-
-def _cmd_matrices(args: argparse.Namespace) -> int:
-    for found in matrix_entries():
-        if args.json:
-            print(json.dumps(found.as_dict(), sort_keys=True))
-            continue
-        skipped = f", {found.skipped} skipped by a declared conflict" if found.skipped else ""
-        head = f"{found.name} ({found.cells} cells{skipped})" if not found.problem else found.name
-        print(textwrap.fill(f"{head}: {found.description}" if found.description else head, 118,
-                            subsequent_indent="    "))
-        print(textwrap.fill(f"needs: {found.needs()}", 118, initial_indent="    ", subsequent_indent="      "))
-    if not args.json:
-        print("Run one with `snakemake --cores 1 --config matrix=NAME`; `vramlab cells NAME` lists its cells.")
-    return 0
 
 
 def _cmd_readme(args: argparse.Namespace) -> int:
@@ -194,11 +150,6 @@ def _cmd_readme(args: argparse.Namespace) -> int:
         write_text_atomic(path, again.replace("\n", "\r\n") if crlf else again)
     print(f"{path}: {len(changed)} of its {len(names)} generated blocks rewritten"
           + (f" ({', '.join(changed)})" if changed else ""))
-    return 0
-
-
-def _cmd_settings(args: argparse.Namespace) -> int:
-    print(settings.table())
     return 0
 
 
@@ -708,13 +659,6 @@ def _cmd_tokenizer_check(args: argparse.Namespace) -> int:
     return 0 if agree == len(findings) else 1
 
 
-def _cmd_default_matrix(args: argparse.Namespace) -> int:
-    name, why = default_matrix()
-    expand(name)  # the file that name finds here (VRAMLAB_ABLATIONS may hold another), which Snakemake would refuse
-    print(f"{name}\t{why}")
-    return 0
-
-
 PATH_OPTIONS = ("results_dir", "reports_dir", "out", "chart")
 
 
@@ -854,13 +798,12 @@ def _cmd_run_cell_worker(args: argparse.Namespace) -> int:
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "validate": _cmd_validate, "cells": _cmd_cells, "matrices": _cmd_matrices, "settings": _cmd_settings,
-    "readme": _cmd_readme,
+    **matrix_commands.HANDLERS, "readme": _cmd_readme,
     "estimate": _cmd_estimate, "run-cell": _cmd_run_cell, "run-cell-worker": _cmd_run_cell_worker,
     "spare": _cmd_spare, "evaluate": _cmd_evaluate, "ceiling": _cmd_ceiling, "claims": _cmd_claims,
     "compare": _cmd_compare, "check": _cmd_check, "schema": _cmd_schema, "migrate": _cmd_migrate,
     "aggregate": _cmd_aggregate, "report": _cmd_report, "prepare-model": _cmd_prepare_model,
-    "tokenizer-check": _cmd_tokenizer_check, "default-matrix": _cmd_default_matrix, "card-check": _cmd_card_check,
+    "tokenizer-check": _cmd_tokenizer_check, "card-check": _cmd_card_check,
     "export": _cmd_export,
 }
 

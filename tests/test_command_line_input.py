@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli, commands
+from harness import cli, matrix_commands
 from harness.core.atomic_files import write_text_atomic
 from harness.core.console import run_command
 from harness.core.path_problems import explain_os_error, not_a_regular_file, unexpanded_home
@@ -88,7 +88,7 @@ def test_an_interrupt_is_one_line_and_exit_130(monkeypatch, capsys):
     def interrupted(_):
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(commands.HANDLERS, "validate", interrupted)
+    monkeypatch.setitem(matrix_commands.HANDLERS, "validate", interrupted)
     assert cli.main(["validate", "smoke"]) == 130
     assert capsys.readouterr().err.strip() == "vramlab: interrupted; nothing was left half-written"
 

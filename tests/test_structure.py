@@ -196,10 +196,12 @@ MAY_IMPORT: dict[str, set[str]] = {
 # modules directly under harness/: the entry points, the package itself (its version), and flops.py, which stays
 # at the path every published methods.md cites for the FLOPs formula
 TOP_LEVEL = {"harness": "core", "harness.flops": "core", "harness.cli": "entry", "harness.commands": "entry",
+             "harness.matrix_commands": "entry",
              "harness.__main__": "entry", "harness.workflow": "entry", "harness.api": "entry"}
-# the one import between harness modules inside a function: the command line loads what runs a command once its
-# arguments are read, so that `vramlab --help` stays fast (tests/test_command_line.py times it)
-DEFERRED = {("harness.cli", "harness.commands")}
+# the imports between harness modules inside a function: the command line loads what runs a command once its
+# arguments are read, so that `vramlab --help` stays fast (tests/test_command_line.py times it), and a matrix
+# command loads none of the reports' libraries
+DEFERRED = {("harness.cli", "harness.commands"), ("harness.cli", "harness.matrix_commands")}
 # the training stack: imported inside the functions that use it, so that importing any harness module (a
 # warm-start spare importing ahead, `vramlab cells`) never loads it, nor what Unsloth must patch first; and the
 # experiment trackers `vramlab export` writes to, optional extras
