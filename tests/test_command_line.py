@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from harness import __version__
-from harness.cli import main, parser
+from harness import __version__, matrix_commands
+from harness.cli import MATRIX_COMMANDS, main, parser
 from harness.spec.matrix import available_matrices, expand
 from tests.conftest import REPO
 
@@ -24,6 +24,11 @@ NOT_FOR_HELP = ("torch", "transformers", "pandas", "matplotlib", "numpy", "pydan
 def _fresh(*code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *code], cwd=REPO, capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def test_the_command_line_sends_each_matrix_command_to_the_module_that_runs_it():
+    # cli.py names them without importing harness/matrix_commands.py, which `--help` must not load
+    assert set(MATRIX_COMMANDS) == set(matrix_commands.HANDLERS)
 
 
 def test_help_loads_none_of_the_commands_libraries():
