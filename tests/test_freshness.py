@@ -15,11 +15,13 @@ import pytest
 
 from harness import cli, results
 from harness.data.training import build_for
+from harness.evaluation.stage import task_parameters as stage_parameters
 from harness.report import freshness as report_freshness
 from harness.report.aggregate import aggregate
 from harness.report.build import build_report
 from harness.results.freshness_file import Verdict, read_freshness, standing
-from harness.spec.matrix import expand
+from harness.spec.fingerprint_here import Current
+from harness.spec.matrix import evaluation_plan, expand
 from harness.stack.fingerprint import fingerprint, tokenizer_digest
 from harness.stack.models.sources import make_placeholder_tokenizer, planned, source_tokenizer
 from harness.stack.techniques.vocabulary import sliced_training
@@ -207,6 +209,35 @@ def test_the_report_says_when_results_come_from_more_than_one_commit():
     dirty = report_freshness.notes(pd.DataFrame({"code_commit": ["639a7f6+dirty"] * 4}), None, "m")
     assert dirty[0].startswith("> **Not from one clean commit.** 4 of 4 cells come from a tree with changes")
     assert report_freshness.notes(pd.DataFrame({"code_commit": ["ca64651"] * 3}), None, "m") == []
+
+
+def test_a_shared_condition_task_is_judged_under_that_condition_not_the_cells_own(tmp_path):
+    """A `_fixed` task's data is made under the plan's shared context and truncation: `check --fresh` must compute its
+    parameters as the evaluate stage records them, or every such evaluation of a study reads as stale."""
+    matrix = str(write_matrix(tmp_path, SHARED_CONDITION, "shared"))
+    plan = evaluation_plan(matrix)
+    for cell in expand(matrix):
+        for task in ("workload_recall", "workload_bpb", "workload_recall_fixed", "workload_bpb_fixed"):
+            judged = Current.evaluation_parameters(matrix, cell.settings, task)
+            assert judged == stage_parameters(task, cell.settings, plan), (cell.name, task)
+        fixed = Current.evaluation_parameters(matrix, cell.settings, "workload_bpb_fixed")
+        own = Current.evaluation_parameters(matrix, cell.settings, "workload_bpb")
+        assert (fixed["truncation"], fixed["context"]) == ("none", 512)
+        assert (own["truncation"], own["context"]) == (cell.settings["truncation"], 256)
+
+
+SHARED_CONDITION = """
+fixed: {model: "arch:tiny-llama", data: grant-reports, device: cpu, context: 256, steps: 2, documents: 2,
+        document_words: 1200}
+design: list
+cells:
+  - {name: exp-decay, truncation: exp_decay}
+  - {name: tail, truncation: tail}
+evaluation:
+  tasks: [workload_recall, workload_bpb, workload_recall_fixed, workload_bpb_fixed]
+  documents: 2
+  fixed: {context: 512, truncation: none}
+"""
 
 
 @pytest.mark.slow

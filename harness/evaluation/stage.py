@@ -116,7 +116,7 @@ def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str]
             _write(_result(cell, task, status, reason), results_dir, adapter)
         return
     pending = [t for t in names if not _current(results.evaluation_path(results_dir, cell.matrix, cell.cell_id, t),
-                                                trained.adapter.sha256, _parameters(t, cell.settings, plan))]
+                                                trained.adapter.sha256, task_parameters(t, cell.settings, plan))]
     if not pending:
         return
     damaged = adapter_problem(results.adapter_folder(results_dir, trained.matrix, trained.cell_id),
@@ -136,7 +136,7 @@ def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str]
             _write(session.evaluate(task), results_dir, adapter)
 
 
-def _parameters(task: str, settings: dict[str, Any], plan: EvaluationPlan) -> dict[str, Any] | None:
+def task_parameters(task: str, settings: dict[str, Any], plan: EvaluationPlan) -> dict[str, Any] | None:
     """A project task's parameters (what its data depends on), known without loading the model; None for an
     lm-eval task, whose data lm-eval owns."""
     definition = PROJECT_TASKS.get(task)

@@ -21,7 +21,8 @@ from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.parts import SPLIT_GGUF
 from harness.stack.models.sources import PackageModelError, planned, source_tokenizer
 from harness.stack.techniques.vocabulary import sliced_training
-from harness.tasks.catalog import PROJECT_TASKS, TaskContext, write_records
+from harness.tasks.catalog import PROJECT_TASKS, write_records
+from harness.tasks.plan import EvaluationPlan
 
 # what shapes no training sequence: how a cell trains and is measured, not on what (a setting not named here is
 # part of the training data's key, so a new one is never wrongly shared)
@@ -132,20 +133,29 @@ class Current:
         """A task whose data vramlab writes (harness/tasks/catalog.py), so that its digest can be computed here."""
         return task in PROJECT_TASKS
 
+    @staticmethod
+    def evaluation_parameters(matrix: str, settings: dict[str, Any], task: str) -> dict[str, Any]:
+        """A project task's parameters as the evaluate stage records them, under the task's own condition (a `_fixed`
+        task: the plan's shared context and truncation, not the cell's)."""
+        definition = PROJECT_TASKS[task]
+        return definition.parameters(definition.context(settings, _plan(matrix)))
+
     def evaluation_data(self, matrix: str, settings: dict[str, Any], task: str) -> tuple[dict[str, Any], str]:
         """A project task's parameters and the sha256 of its data file, as the evaluate stage writes them."""
-        try:
-            plan = evaluation_plan(matrix)
-        except MatrixError as err:
-            raise CannotTell(f"the matrix {matrix!r} cannot be read here ({' '.join(str(err).split())[:200]})") \
-                from None
-        definition = PROJECT_TASKS[task]
-        parameters = definition.parameters(TaskContext(settings, None, plan))
+        parameters = self.evaluation_parameters(matrix, settings, task)
+        definition, plan = PROJECT_TASKS[task], _plan(matrix)
 
         def compute() -> str:
-            records = definition.records(TaskContext(settings, self.tokenizer(settings), plan))
+            records = definition.records(definition.context(settings, plan, self.tokenizer(settings)))
             with tempfile.TemporaryDirectory(prefix="vramlab-fresh-") as folder:
                 return hashlib.sha256(write_records(records, Path(folder) / f"{task}.jsonl").read_bytes()).hexdigest()
 
         key = ("evaluation", task, *self._model_key(settings), json.dumps(parameters, sort_keys=True))
         return parameters, self._once(key, compute)
+
+
+def _plan(matrix: str) -> EvaluationPlan:
+    try:
+        return evaluation_plan(matrix)
+    except MatrixError as err:
+        raise CannotTell(f"the matrix {matrix!r} cannot be read here ({' '.join(str(err).split())[:200]})") from None
