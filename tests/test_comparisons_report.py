@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from harness import results
-from harness.report.comparison_text import METRIC_WORDS, read_comparisons
+from harness.report.comparison_text import METRIC_WORDS, method, read_comparisons
 from harness.report.comparisons import COLUMNS, RESAMPLED_ITEMS, RESAMPLED_SEEDS, compare
 from harness.report.derived_comparisons import derive
 from harness.report.recall_by_age import MIN_BIN, age_bins, recall_by_age, untrained_recall
@@ -183,6 +183,20 @@ def test_each_comparison_is_decided_by_the_one_rule():
     assert one["verdict"] == "no verdict" and one["seeds"] == 1 and pd.isna(one["p"])
     same = table.loc[("quantization", "recall", False, "exp")]
     assert same["effect"] == 0 and same["verdict"] == "no difference"
+
+
+def test_no_comparison_gets_a_verdict_before_the_seeds_the_matrix_decided():
+    cells, quality, items = _frames()
+    comparison = Comparison("truncation", "exp against tail", "exp", "tail", "recall", "workload_recall", "own")
+    decided = {"recall": 0.05, "exact_match": 0.05, "bits_per_byte": 0.01}
+    waiting = compare(ComparisonPlan(decided, (comparison,), min_seeds=6), cells, quality, items, declared=True,
+                      draws=200).iloc[0]
+    assert (waiting["verdict"], waiting["seeds"], waiting["min_seeds"]) == ("no verdict", 5, 6)
+    assert waiting["rule"] == "a verdict needs 6 paired seeds or more" and pd.isna(waiting["low"])
+    assert "**no verdict** with fewer than 6 paired seeds" in method(pd.DataFrame([waiting]))
+    given = compare(ComparisonPlan(decided, (comparison,), min_seeds=5), cells, quality, items, declared=True,
+                    draws=200).iloc[0]
+    assert given["verdict"] == "higher"
 
 
 def test_without_item_outcomes_the_cell_scores_are_compared_over_seeds_alone():

@@ -42,6 +42,11 @@ def test_margins_left_out_are_the_defaults():
     assert _parse(f"compare: [{ENTRY}]").margins["bits_per_byte"] == 0.01
 
 
+def test_the_seeds_a_verdict_needs_are_decided_in_the_section():
+    assert _parse(f"compare: [{ENTRY}]").min_seeds == 2
+    assert _parse(f"compare: [{ENTRY}]\nmin_seeds: 5").min_seeds == 5
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("compare: []", "compare: expected a non-empty list of comparisons"),
     (f"compare: [{ENTRY}]\nmargin: {{recall: 0.05}}", "unknown key 'margin'; did you mean 'margins'?"),
@@ -73,7 +78,11 @@ def test_margins_left_out_are_the_defaults():
     (f"compare: [{ENTRY}]\nmargins: {{recall: .nan}}", "margins.recall: nan is not a margin"),
     (f"compare: [{ENTRY}]\nmargins: {{recall: five}}", "margins.recall: 'five' is not a margin"),
     (f"compare: [{ENTRY}]\nmargins: {{recal: 0.05}}", "margins: unknown metric 'recal'; did you mean 'recall'?"),
-    ("- a list", "expected a mapping with margins and compare"),
+    ("- a list", "expected a mapping with compare (and margins, min_seeds)"),
+    (f"compare: [{ENTRY}]\nmin_seeds: 1", "min_seeds: 1 is not a number of seeds: a whole number from 2 to 1000"),
+    (f"compare: [{ENTRY}]\nmin_seeds: 2.5", "min_seeds: 2.5 is not a number of seeds"),
+    (f"compare: [{ENTRY}]\nmin_seeds: true", "min_seeds: True is not a number of seeds"),
+    (f"compare: [{ENTRY}]\nmin_seed: 5", "unknown key 'min_seed'; did you mean 'min_seeds'?"),
 ])
 def test_each_mistake_is_one_line_that_says_where(text, message):
     with pytest.raises(ComparisonSpecError) as err:
@@ -121,6 +130,17 @@ def test_the_matrix_checks_its_comparisons_against_its_cells_and_tasks(tmp_path)
     assert str(err.value).endswith("bad.yaml: comparisons: compare[0].b: no cell is named 'tail/seed=0'; did you "
                                    "mean 'tail'? (a cell repeated over seeds goes by its name without /seed=N; b "
                                    "may also be untrained)")
+
+
+def test_a_matrix_refuses_a_min_seeds_its_seeds_could_never_reach(tmp_path):
+    matrix = write_matrix(tmp_path, MATRIX % "tail" + "  min_seeds: 3\n")
+    with pytest.raises(MatrixError) as err:
+        expand(str(matrix), check_model=False)
+    assert str(err.value).endswith("comparisons: min_seeds: 3, but 'exp' has 2 seeds in this matrix, so its "
+                                   "comparisons could never get a verdict; add seeds or lower min_seeds")
+    enough = write_matrix(tmp_path, MATRIX.replace("seeds: [0, 1]", "seeds: [0, 1, 2]") % "tail" + "  min_seeds: 3\n",
+                          name="enough")
+    assert comparison_plan(str(enough)).min_seeds == 3
 
 
 def test_a_matrix_without_the_section_has_no_plan(tmp_path):

@@ -114,6 +114,8 @@ def headline(comparisons: pd.DataFrame | None) -> list[str]:
 def method(comparisons: pd.DataFrame) -> str:
     declared = bool(comparisons["declared"].astype(bool).all())
     margins = comparisons.drop_duplicates("metric").set_index("metric")["margin"]
+    # a comparisons.csv written before the matrix could declare min_seeds has no such column
+    min_seeds = int(comparisons["min_seeds"].max()) if "min_seeds" in comparisons else MIN_SEEDS
     source = ("decided in advance in the matrix's `comparisons:` section" if declared else
               "derived from the cells, as the matrix declares none: the baseline against the same model untrained, "
               "and each pair of groups that differ in one setting (a family per setting)")
@@ -126,7 +128,7 @@ def method(comparisons: pd.DataFrame) -> str:
             f"rejects at α = {ALPHA:g} (the interval then excludes 0); **no difference** where the interval lies "
             "inside ±margin (" + ", ".join(f"{METRIC_WORDS[m]} {v:g}" for m, v in margins.items())
             + "); **inconclusive** otherwise; **no verdict** with fewer than "
-            f"{MIN_SEEDS} paired seeds. For bits per byte, higher is worse." + _seeds_only(comparisons))
+            f"{min_seeds} paired seeds. For bits per byte, higher is worse." + _seeds_only(comparisons))
 
 
 def _seeds_only(comparisons: pd.DataFrame) -> str:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from harness.report.crossed_bootstrap import DRAWS, Arm, crossed
-from harness.report.decision_rule import MIN_SEEDS, NO_VERDICT, holm, interval, p_value, rule, word
+from harness.report.decision_rule import NO_VERDICT, holm, interval, p_value, rule, word
 from harness.report.derived_comparisons import derive
 from harness.spec.comparisons import UNTRAINED, Comparison, ComparisonPlan
 from harness.spec.groups import group_name
@@ -20,7 +20,7 @@ from harness.spec.groups import group_name
 # the first fourteen are read by the forest plot and the comparisons table: their names and order stay
 COLUMNS = ["family", "question", "metric", "a", "b", "value_a", "value_b", "effect", "low", "high", "seeds", "items",
            "verdict", "rule", "condition", "documents", "p", "p_holm", "level", "margin", "did", "outside_share",
-           "task", "resampled", "declared"]
+           "task", "resampled", "declared", "min_seeds"]
 RESAMPLED_ITEMS = "seeds, documents and items"
 RESAMPLED_SEEDS = "seeds only: the evaluation files hold no item outcomes"
 
@@ -151,7 +151,7 @@ def compare(plan: ComparisonPlan, cells: pd.DataFrame, quality: pd.DataFrame, it
                                "metric": comparison.metric, "a": comparison.a, "b": comparison.b,
                                "condition": comparison.condition, "margin": plan.margins[comparison.metric],
                                "did": comparison.did, "outside_share": outcomes.outside_share(comparison),
-                               "task": comparison.task, "declared": declared}
+                               "task": comparison.task, "declared": declared, "min_seeds": plan.min_seeds}
         if paired is None:
             rows.append({**row, "seeds": 0, "verdict": NO_VERDICT,
                          "rule": f"no paired outcomes of {comparison.metric} on {comparison.task} for both arms yet"})
@@ -159,8 +159,9 @@ def compare(plan: ComparisonPlan, cells: pd.DataFrame, quality: pd.DataFrame, it
         value_a, value_b = _values(paired, comparison.did)
         row |= {"value_a": value_a, "value_b": value_b, "effect": value_a - value_b, "seeds": paired.seeds,
                 "items": paired.items, "documents": paired.distinct_documents, "resampled": paired.resampled}
-        if paired.seeds < MIN_SEEDS:
-            rows.append({**row, "verdict": NO_VERDICT, "rule": f"a verdict needs {MIN_SEEDS} paired seeds or more"})
+        if paired.seeds < plan.min_seeds:
+            rows.append({**row, "verdict": NO_VERDICT,
+                         "rule": f"a verdict needs {plan.min_seeds} paired seeds or more"})
             continue
         boot = crossed(paired.terms, paired.documents, draws)
         draws_of[len(rows)] = boot.draws

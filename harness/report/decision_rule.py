@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness.spec.comparisons import DEFAULT_MIN_SEEDS
+
 ALPHA = 0.05
-MIN_SEEDS = 2
+MIN_SEEDS = DEFAULT_MIN_SEEDS  # where a matrix declares no min_seeds
 WORDS = ("higher", "lower", "no difference", "inconclusive")
 NO_VERDICT = "no verdict"
 

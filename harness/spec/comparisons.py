@@ -19,11 +19,13 @@ DEFAULT_MARGINS = {"recall": 0.05, "exact_match": 0.05, "bits_per_byte": 0.01}
 MARGIN_LIMITS = {"recall": 1.0, "exact_match": 1.0, "bits_per_byte": 1.0}
 UNTRAINED = "untrained"  # as `b`: the same cells with their adapter disabled
 FIXED_SUFFIX = "_fixed"  # a workload task scored under the one evaluation condition every cell shares
-KEYS = ("margins", "compare")
+KEYS = ("margins", "min_seeds", "compare")
 ENTRY_KEYS = ("family", "question", "a", "b", "metric", "task", "condition", "did")
 REQUIRED = ("family", "question", "a", "b", "metric", "task")
 FAMILY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}\Z")
 MAX_QUESTION = 200
+DEFAULT_MIN_SEEDS = 2  # fewer paired seeds than this: "no verdict" (a bootstrap over one seed has no seed variance)
+MAX_MIN_SEEDS = 1000
 
 
 class ComparisonSpecError(ValueError):
@@ -46,6 +48,7 @@ class Comparison:
 class ComparisonPlan:
     margins: dict[str, float]
     comparisons: tuple[Comparison, ...]
+    min_seeds: int = DEFAULT_MIN_SEEDS  # paired seeds a comparison needs before it gets a verdict (decided in advance)
 
 
 def condition_of(task: str, family: str | None) -> str:
@@ -72,6 +75,16 @@ def _margins(given: Any) -> dict[str, float]:
                                       f"{MARGIN_LIMITS[metric]:g} (the largest difference still read as no difference)")
         margins[metric] = float(margin)
     return margins
+
+
+def _min_seeds(given: Any) -> int:
+    if given is None:
+        return DEFAULT_MIN_SEEDS
+    if isinstance(given, bool) or not isinstance(given, int) or not DEFAULT_MIN_SEEDS <= given <= MAX_MIN_SEEDS:
+        raise ComparisonSpecError(f"min_seeds: {repr(given)[:60]} is not a number of seeds: a whole number from "
+                                  f"{DEFAULT_MIN_SEEDS} to {MAX_MIN_SEEDS} (the paired seeds a comparison needs before "
+                                  "it gets a verdict)")
+    return given
 
 
 def _text(where: str, key: str, value: Any) -> str:
@@ -140,14 +153,15 @@ def parse(section: Any, groups: Collection[str], tasks: Mapping[str, str | None]
     if not tasks:
         raise ComparisonSpecError("the matrix evaluates nothing (no evaluation.tasks), so there is nothing to compare")
     if not isinstance(section, dict):
-        raise ComparisonSpecError(f"expected a mapping with {' and '.join(KEYS)}, got {str(section)[:60]!r}")
+        raise ComparisonSpecError(f"expected a mapping with compare (and margins, min_seeds), got "
+                                  f"{str(section)[:60]!r}")
     for key in section:
         if key not in KEYS:
             raise ComparisonSpecError(f"unknown key {key!r}{did_you_mean(key, KEYS)}; known: {', '.join(KEYS)}")
     if UNTRAINED in groups:  # b: untrained would name both that cell and the base model of every arm
         raise ComparisonSpecError(f"a cell is named {UNTRAINED!r}, the word comparisons use for the base model "
                                   f"(b: {UNTRAINED}: the same cells with their adapter disabled); rename the cell")
-    margins = _margins(section.get("margins"))
+    margins, min_seeds = _margins(section.get("margins")), _min_seeds(section.get("min_seeds"))
     entries = section.get("compare")
     if not isinstance(entries, list) or not entries:
         raise ComparisonSpecError("compare: expected a non-empty list of comparisons (- {family, question, a, b, "
@@ -161,4 +175,4 @@ def parse(section: Any, groups: Collection[str], tasks: Mapping[str, str | None]
             raise ComparisonSpecError(f"compare[{i}]: the same comparison as compare[{same}] (a, b, metric, task and "
                                       "did); it would count twice in its family's correction")
         found.append(comparison)
-    return ComparisonPlan(margins, tuple(found))
+    return ComparisonPlan(margins, tuple(found), min_seeds)

@@ -9,6 +9,7 @@ import json
 import math
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -557,9 +558,17 @@ def _comparisons(check: _Checker, spec: dict[str, Any], plan: EvaluationPlan,
     groups = list(dict.fromkeys(group_name(cell.name) for cell in cells))
     try:
         families = {task: PROJECT_TASKS[task].family if task in PROJECT_TASKS else None for task in plan.tasks}
-        return parse_comparisons(spec["comparisons"], groups, families)
+        parsed = parse_comparisons(spec["comparisons"], groups, families)
     except ComparisonSpecError as err:
         raise check.fail("comparisons", str(err)) from None
+    seeds = Counter(group_name(cell.name) for cell in cells)
+    compared = dict.fromkeys(arm for c in parsed.comparisons for arm in (c.a, c.b) if arm in seeds)
+    short = next((group for group in compared if seeds[group] < parsed.min_seeds), None)
+    if short is not None:  # a verdict that could never be given is a design mistake, found before any cell runs
+        raise check.fail("comparisons", f"min_seeds: {parsed.min_seeds}, but {short!r} has {seeds[short]} seed"
+                                        f"{'s' if seeds[short] != 1 else ''} in this matrix, so its comparisons "
+                                        "could never get a verdict; add seeds or lower min_seeds")
+    return parsed
 
 
 def _written(spec: dict[str, Any]) -> dict[str, str]:
