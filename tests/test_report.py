@@ -7,7 +7,9 @@ import pytest
 
 from harness import results
 from harness.report.aggregate import aggregate
-from harness.report.build import build_report
+from harness.report.build import build_report, read
+from harness.report.cell_groups import measured_so_far
+from harness.report.summary import summary
 from harness.spec.matrix import expand
 from tests.conftest import write_matrix
 
@@ -112,6 +114,30 @@ def test_a_partial_table_shows_cells_not_run_yet_as_pending(result_folder):
     assert "pending" in set(cells["status"]) and len(cells) == 4
     build_report(folder / "reports" / "m")
     assert "Not run yet (1): " in (folder / "reports" / "m" / "report.md").read_text()
+
+
+def test_a_matrix_run_in_parts_states_what_its_measured_seeds_show_so_far(tmp_path):
+    """A study runs its seeds over several sessions: a group with some seeds measured and the others not run yet is
+    a measurement so far (its n said), not a baseline that did not train."""
+    matrix = write_matrix(tmp_path, """
+fixed: {model: "arch:tiny-llama", budget: 16GiB, context: 1024, data: grant-reports}
+seeds: [0, 1, 2]
+design: list
+cells:
+  - {name: exp, truncation: exp_decay}
+  - {name: tail, truncation: tail}
+""")
+    for cell in expand(str(matrix)):
+        if cell.settings["seed"] == 0:
+            peak = 5 * GIB if cell.name.startswith("exp") else 4 * GIB
+            write_result(tmp_path / "results", cell, "ok", {"peak_device_bytes": peak, "loss": [1.0, 0.9]})
+    aggregate(str(matrix), tmp_path / "results", tmp_path / "reports", partial=True)
+    text = "\n".join(summary(read(tmp_path / "reports" / "m")[0]))
+    assert "Baseline `exp` (2 pending, 1 ok: so far n=1 of 3): 5.00 GiB peak device memory" in text
+    assert "Each change against it: peak memory `tail` (truncation tail, -1.00 GiB)." in text
+    assert "did not train" not in text
+    assert [measured_so_far(s) for s in ("ok", "2 pending, 1 ok", "1 ok, 1 oom", "pending", "1 pending, 1 oom")] \
+        == [True, True, False, False, False]
 
 
 def _estimate_row(report: str, name: str) -> list[str]:

@@ -41,6 +41,14 @@ def _status(statuses: pd.Series) -> str:
     return str(counts.index[0]) if len(counts) == 1 else ", ".join(f"{n} {s}" for s, n in counts.items())
 
 
+def measured_so_far(status: str) -> bool:
+    """Whether a group's status (`_status`) is all ok, or ok cells beside cells that have not run yet (a matrix run
+    in parts): its ok cells are its measurement so far, not a failure."""
+    counts = [part.split(" ", 1) for part in status.split(", ")] if ", " in status else [["1", status]]
+    words = {word for _, word in counts}
+    return words == {"ok"} or words == {"ok", "pending"}
+
+
 def _spread(values: pd.Series) -> tuple[float, float, int]:
     values = values.dropna().astype(float)
     sd = float(values.std(ddof=1)) if len(values) > 1 else math.nan

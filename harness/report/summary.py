@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from harness.report.cell_groups import GIB
+from harness.report.cell_groups import GIB, measured_so_far
 from harness.report.frames import Frames
 from harness.spec.design import ReportDesign, x_label
 from harness.spec.groups import group_name
@@ -50,10 +50,12 @@ def _fit(cells: pd.DataFrame) -> str:
 
 def _baseline(table: pd.DataFrame, design: ReportDesign, memory: str = "device memory") -> str:
     row = table.loc[design.baseline]
-    if row["status"] != "ok":
+    if not measured_so_far(row["status"]):
         return f"The baseline `{design.baseline}` did not train ({row['status']}): no change is measured against it."
     speed = f", {_value(row, 'tokens_per_second', 0, 'tokens/s')}" if design.throughput_measured else ""
     n = f" (n={row['n']})" if row["n"] > 1 else ""
+    if row["status"] != "ok":
+        n = f" ({row['status']}: so far n={row['peak_device_n']} of {row['n']})"
     return f"Baseline `{design.baseline}`{n}: {_value(row, 'peak_device', 2, 'GiB')} peak {memory}{speed}."
 
 
@@ -73,10 +75,10 @@ def _span(rows: pd.DataFrame, metric: str, fmt: str, unit: str, what: str) -> st
 
 
 def _deltas(deltas: pd.DataFrame, design: ReportDesign, table: pd.DataFrame) -> list[str]:
-    if deltas.empty or table.at[design.baseline, "status"] != "ok":
+    if deltas.empty or not measured_so_far(table.at[design.baseline, "status"]):
         return []
     where = f", at {design.x} {table.at[design.baseline, design.x]:,}" if design.x else ""
-    ok = deltas[deltas["status"] == "ok"].dropna(subset=["d_peak"])
+    ok = deltas[deltas["status"].map(measured_so_far)].dropna(subset=["d_peak"])
     parts = [_span(ok, "d_peak", "+.2f", " GiB", "peak memory")] if len(ok) else []
     oom = deltas[deltas["peak_reached"]]
     if len(oom):
