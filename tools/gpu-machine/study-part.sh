@@ -3,6 +3,9 @@
 # the study commit): run some cells of a study matrix and their evaluation, detached, in /tmp/st, the archive
 # unpacked, so that the results record the study commit, clean, whatever the tree this call carried.
 #   bash tools/gpu-machine/study-part.sh COMMIT MATRIX ID...   (then: bash tools/gpu-machine/study-wait.sh MATRIX SECONDS)
+# BASELINES=FOLDER (in the carried tree): the untrained model's scores an earlier part made at the same commit
+# (results/*/evaluations/baselines/ is ignored by git, so they are kept under results/benchmarks/), put where the
+# evaluate stage looks, so that this part does not score the untrained model again.
 set -u
 commit=${1:?usage: study-part.sh COMMIT MATRIX ID...}; matrix=${2:?}; shift 2
 [ -f /tmp/payload/study.tgz ] || { echo "no payload: ship the chunks first"; exit 1; }
@@ -14,6 +17,12 @@ export VRAMLAB_GIT_COMMIT=$commit VRAMLAB_GIT_DIRTY=0
 mkdir -p /tmp/vc/packages
 for f in /tmp/payload/*.gguf; do [ -e "$f" ] && mv -n "$f" /tmp/vc/packages/; done
 [ -d /tmp/st ] || { mkdir -p /tmp/st && tar xzf /tmp/payload/study.tgz -C /tmp/st; }
+if [ -n "${BASELINES:-}" ]; then
+  ls "$BASELINES"/*.json > /dev/null || { echo "BASELINES=$BASELINES holds no .json file"; exit 1; }
+  mkdir -p /tmp/st/results/"$matrix"/evaluations/baselines
+  cp -n "$BASELINES"/*.json /tmp/st/results/"$matrix"/evaluations/baselines/
+  echo "$(ls /tmp/st/results/"$matrix"/evaluations/baselines | wc -l) untrained scores from $BASELINES"
+fi
 cd /tmp/st
 targets=""; for id in "$@"; do targets="$targets results/$matrix/evaluations/$id/workload_recall.json"; done
 # the targets go before --config, which would take every word after it as a key=value pair
