@@ -211,6 +211,18 @@ def test_the_report_says_when_results_come_from_more_than_one_commit():
     assert report_freshness.notes(pd.DataFrame({"code_commit": ["ca64651"] * 3}), None, "m") == []
 
 
+def test_the_freshness_line_counts_the_results_there_not_the_cells_not_run_yet():
+    cells = pd.DataFrame({"cell_id": ["a", "b", "c"], "status": ["ok", "pending", "ok"],
+                          "code_commit": ["ca64651", None, "ca64651"]})
+    freshness = pd.DataFrame({"cell_id": ["a", "b", "c"], "name": ["a", "b", "c"],
+                              "verdict": ["fresh", "not checked", "not checked"],
+                              "fingerprint_recorded": [True, None, None], "detail": [None] * 3,
+                              "checked_with": ["ca64651"] * 3, "checked_at": ["2026-12-06T22:00:00+00:00"] * 3})
+    said = report_freshness.notes(cells, freshness, "m")
+    assert said == ["> Freshness, `vramlab check --fresh` (at `ca64651`) on 2026-12-06: 1 fresh, 0 stale, 1 not "
+                    "checked (measured since the check).", ""]
+
+
 def test_a_shared_condition_task_is_judged_under_that_condition_not_the_cells_own(tmp_path):
     """A `_fixed` task's data is made under the plan's shared context and truncation: `check --fresh` must compute its
     parameters as the evaluate stage records them, or every such evaluation of a study reads as stale."""

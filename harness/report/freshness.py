@@ -86,6 +86,10 @@ def notes(cells: pd.DataFrame, freshness: pd.DataFrame | None, matrix: str) -> l
     """The lines that open report.md: the stale cells left out of everything below, the results whose freshness
     could not be told, and where the results come from. Empty when there is nothing to say."""
     lines = _commits(cells)
+    if freshness is not None and "status" in cells and "cell_id" in cells:
+        # a cell not run yet has no result to check: the summary counts it among those not run, not here
+        pending = set(cells.loc[cells["status"] == "pending", "cell_id"].astype(str))
+        freshness = freshness[~freshness["cell_id"].astype(str).isin(pending)]
     if freshness is not None and not freshness.empty:
         checked = f"`vramlab check --fresh` (at `{freshness['checked_with'].dropna().iloc[0]}`)" \
             if freshness["checked_with"].notna().any() else "`vramlab check --fresh`"

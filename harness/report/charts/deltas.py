@@ -13,6 +13,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from harness.report.cell_groups import measured_so_far
 from harness.report.charts.style import (
     ROW_IN,
     Palette,
@@ -58,7 +59,7 @@ def draw(frames: Frames, palette: Palette, width: float = DOUBLE_IN, part: list[
     all."""
     design, every = frames.design, frames.deltas
     deltas = every[every["group"].isin(part)] if part is not None else every
-    baseline_ok = frames.table.at[design.baseline, "status"] == "ok"
+    baseline_ok = measured_so_far(frames.table.at[design.baseline, "status"])  # some seeds may not have run yet
     panels = [("d_peak", memory_axis(frames.on_cpu, "Δ peak"), f"+.{gib_digits(every['d_peak'])}f")]
     if design.throughput_measured:
         panels.append(("d_tokens_pct", "Δ training tokens/s (%)", "+.1f"))
