@@ -36,7 +36,7 @@ from harness.stack.contract import LoadRequest, Plan
 from harness.stack.models import sources
 from harness.stack.techniques.vocabulary import Vocabulary
 from harness.stack.token_map import TokenMap
-from harness.tasks.catalog import PROJECT_TASKS, write_records
+from harness.tasks.catalog import PROJECT_TASKS, task_parameters, write_records
 from harness.tasks.plan import EvaluationPlan
 
 log = logging.getLogger("vramlab")
@@ -134,13 +134,6 @@ def evaluate_cell(matrix: str, cell_id: str, results_dir: Path, tasks: list[str]
     with session:
         for task in pending:
             _write(session.evaluate(task), results_dir, adapter)
-
-
-def task_parameters(task: str, settings: dict[str, Any], plan: EvaluationPlan) -> dict[str, Any] | None:
-    """A project task's parameters (what its data depends on), known without loading the model; None for an
-    lm-eval task, whose data lm-eval owns."""
-    definition = PROJECT_TASKS.get(task)
-    return definition.parameters(definition.context(settings, plan)) if definition else None
 
 
 def _no_model_reason(trained: Any, results_dir: Path) -> str | None:

@@ -21,7 +21,7 @@ from harness.stack.models.facts import ModelSourceError, facts
 from harness.stack.models.parts import SPLIT_GGUF
 from harness.stack.models.sources import PackageModelError, planned, source_tokenizer
 from harness.stack.techniques.vocabulary import sliced_training
-from harness.tasks.catalog import PROJECT_TASKS, write_records
+from harness.tasks.catalog import PROJECT_TASKS, task_parameters, write_records
 from harness.tasks.plan import EvaluationPlan
 
 # what shapes no training sequence: how a cell trains and is measured, not on what (a setting not named here is
@@ -134,16 +134,15 @@ class Current:
         return task in PROJECT_TASKS
 
     @staticmethod
-    def evaluation_parameters(matrix: str, settings: dict[str, Any], task: str) -> dict[str, Any]:
-        """A project task's parameters as the evaluate stage records them, under the task's own condition (a `_fixed`
-        task: the plan's shared context and truncation, not the cell's)."""
-        definition = PROJECT_TASKS[task]
-        return definition.parameters(definition.context(settings, _plan(matrix)))
+    def evaluation_parameters(matrix: str, settings: dict[str, Any], task: str) -> dict[str, Any] | None:
+        """A project task's parameters as the evaluate stage records them (a `_fixed` task: under the plan's shared
+        condition, not the cell's)."""
+        return task_parameters(task, settings, _plan(matrix))
 
-    def evaluation_data(self, matrix: str, settings: dict[str, Any], task: str) -> tuple[dict[str, Any], str]:
+    def evaluation_data(self, matrix: str, settings: dict[str, Any], task: str) -> tuple[dict[str, Any] | None, str]:
         """A project task's parameters and the sha256 of its data file, as the evaluate stage writes them."""
-        parameters = self.evaluation_parameters(matrix, settings, task)
         definition, plan = PROJECT_TASKS[task], _plan(matrix)
+        parameters = task_parameters(task, settings, plan)
 
         def compute() -> str:
             records = definition.records(definition.context(settings, plan, self.tokenizer(settings)))

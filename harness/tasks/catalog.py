@@ -188,6 +188,14 @@ PROJECT_TASKS: dict[str, ProjectTask] = {t.name: t for t in (
 )}
 
 
+def task_parameters(task: str, settings: dict[str, Any], plan: EvaluationPlan) -> dict[str, Any] | None:
+    """A project task's parameters (what its data depends on) under the task's own condition (a `_fixed` task: the
+    plan's shared context and truncation), known without loading the model; None for an lm-eval task, whose data
+    lm-eval owns. The evaluate stage and `check --fresh` both take them from here."""
+    definition = PROJECT_TASKS.get(task)
+    return definition.parameters(definition.context(settings, plan)) if definition else None
+
+
 def recorded_metrics(task: str) -> frozenset[str] | None:
     """The metrics a project task's scores carry, or None for a task of lm-eval's own, whose metrics vary."""
     found = PROJECT_TASKS.get(task)
