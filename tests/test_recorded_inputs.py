@@ -62,6 +62,8 @@ def replay(case: dict, clone: Path, cache: Path, temporary: Path) -> subprocess.
 TIMED_SIGNAL = re.compile(r"timeout -s \w+ [\d.]+ |sleep [\d.]+; kill ")
 SIGNAL_ANSWERS = ("interrupted; nothing was left half-written", "terminated (SIGTERM); nothing was left half-written")
 ECHOED_STATUS = re.compile(r"\b(rc|first|killed)=(\d+)")
+# bash's own report of a job a signal ended: not a line the command said
+SHELL_KILL_REPORT = re.compile(r"^bash: line \d+: +\d+ (Killed|Terminated|Interrupt)\b")
 
 
 def signal_came_too_late(case: dict, done: subprocess.CompletedProcess) -> bool:
@@ -80,6 +82,15 @@ def signal_came_too_late(case: dict, done: subprocess.CompletedProcess) -> bool:
     seen = dict(ECHOED_STATUS.findall(done.stdout))
     # the trial saw the signal cut it short; here it ended with a status of its own (0, or a refusal's 2)
     return any(recorded.get(key) in cut_short and seen.get(key, "124") not in cut_short for key in recorded)
+
+
+def lines_said(case: dict, stderr: str) -> list[str]:
+    """The lines stderr holds, less the shell's report of the kill in a timed-signal case: where the command answers
+    (a refusal's one line) just as the signal comes, both are there, and either alone is what the trial saw."""
+    said = [line for line in stderr.splitlines() if line.strip()]
+    if not TIMED_SIGNAL.search(case["commands"]) or len(said) <= 1:
+        return said
+    return [line for line in said if not SHELL_KILL_REPORT.match(line)]
 
 
 def restore(clone: Path) -> None:
@@ -103,7 +114,7 @@ def test_a_recorded_bad_input_keeps_its_clear_answer(case, clone, cache_dir, tmp
                         "happen on this machine")
         seen = f"exit {done.returncode}\nstderr:\n{done.stderr[-3000:]}\nstdout:\n{done.stdout[-2000:]}"
         assert done.returncode == case["exit"], seen
-        said = [line for line in done.stderr.splitlines() if line.strip()]
+        said = lines_said(case, done.stderr)
         assert case["lines"] is None or len(said) <= case["lines"], seen
         assert case["says"] in (done.stderr if case["lines"] != 0 else done.stdout), seen
         assert case.get("prints", "") in done.stdout, seen
