@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from harness import results
-from harness.report.comparison_text import METRIC_WORDS, method, read_comparisons
+from harness.report.comparison_text import METRIC_WORDS, MIRRORED, effect_word, method, read_comparisons
 from harness.report.comparisons import COLUMNS, RESAMPLED_ITEMS, RESAMPLED_SEEDS, compare
 from harness.report.derived_comparisons import derive
 from harness.report.recall_by_age import MIN_BIN, age_bins, recall_by_age, untrained_recall
@@ -85,9 +85,13 @@ def assert_report_states_the_table(report: str, comparisons: pd.DataFrame) -> No
     assert {key for key, _ in stated} == set(rows.index)  # every comparison is stated in the quality section
     by_pair = comparisons[~comparisons["did"].astype(bool)].set_index(["a", "b", "task", "metric"])
     for key, effect, word in table_verdicts(report):
-        assert by_pair.loc[key, "verdict"] == word, key
+        # the table's change is the cell against the baseline; a comparison held the other way round is turned
+        cell, baseline, task, metric = key
+        turned = key not in by_pair.index
+        row = by_pair.loc[(baseline, cell, task, metric) if turned else key]
+        assert (MIRRORED.get(row["verdict"], row["verdict"]) if turned else row["verdict"]) == word, key
         rounding = 0.5 * 10 ** -len(effect.split(".")[1]) + 1e-12  # the effect as printed, to its digits
-        assert float(effect) == pytest.approx(by_pair.loc[key, "effect"], abs=rounding), key
+        assert float(effect) == pytest.approx(-row["effect"] if turned else row["effect"], abs=rounding), key
     for retired in ("better", "worse", "equal"):
         assert not re.search(rf"\*\*{retired}|\({retired}\)", report), retired
     assert report.count("**") // 2 >= len(stated)
@@ -183,6 +187,25 @@ def test_each_comparison_is_decided_by_the_one_rule():
     assert one["verdict"] == "no verdict" and one["seeds"] == 1 and pd.isna(one["p"])
     same = table.loc[("quantization", "recall", False, "exp")]
     assert same["effect"] == 0 and same["verdict"] == "no difference"
+
+
+def test_a_change_against_the_baseline_takes_the_word_of_its_comparison_either_way_round():
+    table = pd.DataFrame([
+        {"a": "exp", "b": "tail", "task": "workload_bpb", "metric": "bits_per_byte", "did": False, "effect": -0.012,
+         "verdict": "lower"},
+        {"a": "exp", "b": "tail", "task": "workload_recall", "metric": "recall", "did": False, "effect": 0.02,
+         "verdict": "inconclusive"},
+        {"a": "exp", "b": "tail", "task": "workload_recall_own", "metric": "recall", "did": True, "effect": 0.04,
+         "verdict": "higher"}])
+    assert effect_word(table, "exp", "tail", "workload_bpb", "bits_per_byte") == "-0.0120 (lower)"
+    assert effect_word(table, "tail", "exp", "workload_bpb", "bits_per_byte") == "+0.0120 (higher)"
+    assert effect_word(table, "tail", "exp", "workload_recall", "recall") == "-0.020 (inconclusive)"
+    table.loc[1, "effect"] = 0.0
+    assert effect_word(table, "tail", "exp", "workload_recall", "recall") == "+0.000 (inconclusive)"
+    # a difference-in-differences answers for no plain difference, either way round
+    assert effect_word(table, "tail", "exp", "workload_recall_own", "recall") is None
+    assert effect_word(table, "exp", "tail", "workload_recall_own", "recall") is None
+    assert effect_word(table, "nf4", "exp", "workload_bpb", "bits_per_byte") is None
 
 
 def test_no_comparison_gets_a_verdict_before_the_seeds_the_matrix_decided():
@@ -296,4 +319,8 @@ def test_a_small_matrix_reports_every_verdict_as_its_comparisons_csv_row(tmp_pat
     assert "`workload_recall` recall (own condition) +0." in summary and "n = 5 × 120: **higher**" in summary
     assert "no spread: the same difference in every seed and item" in report  # never printed as [0, 0]
     assert "95% Wilson interval" in report and "### Recall by fact age" in report
+    # exp against tail is declared; the table's tail against exp is the same comparison turned round
+    turned = [(effect, word) for (cell, _, task, _), effect, word in table_verdicts(report)
+              if (cell, task) == ("tail", "workload_recall")]
+    assert turned and turned[0][1] == "lower" and float(turned[0][0]) < 0
     assert not math.isnan(comparisons.loc[comparisons["did"], "effect"].iloc[0])

@@ -146,13 +146,22 @@ def section(comparisons: pd.DataFrame | None) -> list[str]:
     return ["### Comparisons", "", method(comparisons), "", *lines(comparisons), ""]
 
 
+MIRRORED = {"higher": "lower", "lower": "higher"}
+
+
 def effect_word(comparisons: pd.DataFrame | None, a: str, b: str, task: str, metric: str) -> str | None:
-    """'+0.006 (higher)' for the comparison of a against b on a task's metric, where the table holds it."""
+    """'+0.006 (higher)' for the comparison of a against b on a task's metric, where the table holds it, either way
+    round: b against a is the same paired draws negated, so its effect and interval change sign and its word turns
+    (higher and lower swap; no difference, inconclusive and no verdict stay). A difference-in-differences is not the
+    plain difference this answers for."""
     if comparisons is None:
         return None
-    match = comparisons[(comparisons["a"] == a) & (comparisons["b"] == b) & (comparisons["task"] == task)
-                        & (comparisons["metric"] == metric) & ~comparisons["did"].astype(bool)]
-    if match.empty or pd.isna(match.iloc[0]["effect"]):
-        return None
-    row = match.iloc[0]
-    return f"{_number(row['effect'], DIGITS[metric], True)} ({row['verdict']})"
+    plain = comparisons[(comparisons["task"] == task) & (comparisons["metric"] == metric)
+                        & ~comparisons["did"].astype(bool)]
+    for first, second, sign in ((a, b, 1), (b, a, -1)):
+        match = plain[(plain["a"] == first) & (plain["b"] == second)]
+        if not match.empty and not pd.isna(match.iloc[0]["effect"]):
+            row = match.iloc[0]
+            word = row["verdict"] if sign == 1 else MIRRORED.get(row["verdict"], row["verdict"])
+            return f"{_number(sign * row['effect'] + 0.0, DIGITS[metric], True)} ({word})"  # + 0.0: never -0.000
+    return None

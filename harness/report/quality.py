@@ -91,9 +91,12 @@ def effects_table(cells: pd.DataFrame, quality: pd.DataFrame, reference: str,
             for _, r in change.iterrows()]
     note = (f"Against `{reference}`, sorted by Δ peak device memory, the largest saving first. A quality change "
             "with a word is its comparison in `comparisons.csv`: the paired effect over seeds and the rule's word "
-            "(higher, lower, no difference, inconclusive; for bits per byte higher is worse); one without a word is "
-            f"the difference of the means, not among the comparisons (a cell of one seed, held against `{reference}` "
-            "at its seed, or one that differs in more than one setting). Peak memory: whole-process device memory.")
+            "(higher, lower, no difference, inconclusive, or no verdict before the seeds the matrix asks for; for bits "
+            "per byte higher is worse), turned round where the "
+            f"comparison holds `{reference}` against the cell; one without a word is the difference of the means, "
+            f"not among the comparisons (a cell of one seed, held against `{reference}` at its seed, one that differs "
+            "in more than one setting, or a task compared only as a difference-in-differences against the untrained "
+            "model). Peak memory: whole-process device memory.")
     return Table("quality-effects", f"Each change against `{reference}`: quality and memory", columns, rows, note)
 
 
