@@ -26,7 +26,8 @@ def test_ci_runs_the_readme_test_command():
 
 def test_the_readme_is_short_and_gives_the_two_commands_first():
     lines = README.read_text().splitlines()
-    assert len(" ".join(lines).split()) <= 3000
+    # 3,300 words: the study block grows to about 20 rows when the quality study has run every part
+    assert len(" ".join(lines).split()) <= 3300
     main = [i for i, line in enumerate(lines)
             if line.startswith("python3 -m venv") and line.endswith("snakemake --cores 1")]
     tests = [i for i, line in enumerate(lines) if re.match("^python3 -m venv .* && pytest", line)]
@@ -43,6 +44,58 @@ def test_the_readme_blocks_are_what_the_reports_give():
     assert sorted(block_names(text)) == sorted(BLOCKS)
     again, changed = rewritten(text, REPO)
     assert changed == [] and again == text
+
+
+def _study_rows(text: str) -> list[tuple[str, str]]:
+    """(matrix, the row as its report's summary would say it) for each row of the README's study block."""
+    block = text.split("<!-- generated: study -->\n", 1)[1].split("<!-- end generated: study -->", 1)[0]
+    rows, matrix = [], None
+    for line in block.splitlines()[2:]:
+        if not line.startswith("| "):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        matrix = re.search(r"\[`([^`]+)`\]", cells[0])[1] if cells[0] else matrix
+        measured, effect, n, word = cells[2:]
+        rows.append((matrix, f"{measured} {effect}, {n}: {word}" if effect != "–" else f"{measured}: {word}"))
+    return rows
+
+
+def test_the_study_block_says_each_verdict_in_its_reports_summary_words():
+    """The README states the quality study's claims word for word as each report's summary does (effect, interval
+    at its Holm level, n and the rule's word), and names the study matrices it has no report of yet."""
+    text = README.read_text()
+    rows = _study_rows(text)
+    assert rows, "the study block lists no comparison"
+    for matrix, said in rows:
+        summary = (REPO / "reports" / matrix / "report.md").read_text().split("## Setup")[0]
+        assert said in summary, (matrix, said)
+    reported = {matrix for matrix, _ in rows}
+    waiting = [m for m in ("study-vocabulary", "study-truncation-1-5b", "study-vocabulary-1-5b")
+               if not (REPO / "reports" / m / "comparisons.csv").is_file()]
+    assert all(f"`{m}`" in text.split("No results yet:")[1].split("\n")[0] for m in waiting)
+    assert reported.isdisjoint(waiting)
+
+
+def test_the_study_block_turns_a_verdict_into_the_readme_as_the_summary_says_it(tmp_path):
+    """A study report with verdicts (higher, no difference) and a difference-in-differences, made from a
+    comparisons.csv of the committed report with five seeds: each row is its summary line's words."""
+    from harness.report.comparison_text import headline, read_comparisons
+    from harness.report.readme import study
+
+    table = read_comparisons(REPO / "reports" / "study-truncation")
+    table = table.assign(seeds=5, level=0.9875, low=table["effect"] - 0.01, high=table["effect"] + 0.01,
+                         p_holm=0.5, verdict=["no difference"] * (len(table) - 1) + ["higher"])
+    folder = tmp_path / "reports" / "study-truncation"
+    folder.mkdir(parents=True)
+    table.to_csv(folder / "comparisons.csv", index=False)
+    summary = "\n".join(headline(read_comparisons(folder)))
+    (folder / "report.md").write_text(f"# study-truncation\n\n## Summary\n\n{summary}\n\n## Setup\n")
+    block = study(tmp_path)
+    rows = _study_rows(f"<!-- generated: study -->\n{block}<!-- end generated: study -->")
+    truncation = table[table["family"] == "truncation"]
+    assert len(rows) == len(truncation) and rows[-1][1].endswith(": **higher**")
+    assert all(said in summary for _, said in rows)
+    assert "0 of 10 cells" in block and "difference-in-differences" in block
 
 
 def test_a_block_changed_by_hand_is_found_and_made_again():

@@ -49,7 +49,7 @@ def interval_text(row: pd.Series, short: bool = False) -> str:
     return f"{bounds} ({level})" if short else f"{level} interval {bounds}"
 
 
-def _n(row: pd.Series, short: bool = False) -> str:
+def n_text(row: pd.Series, short: bool = False) -> str:
     seeds, items = int(row["seeds"]), "" if pd.isna(row.get("items")) else f" × {int(row['items'])}"
     if short:
         return f"n = {seeds}{items}"
@@ -60,26 +60,38 @@ def _n(row: pd.Series, short: bool = False) -> str:
     return f"n = {seeds} seed{'s' * (seeds != 1)}{items and items + ' items'}{documents}"
 
 
+def measured_as(row: pd.Series) -> str:
+    """`task` metric (condition): what a comparison scores."""
+    return f"`{row['task']}` {METRIC_WORDS[row['metric']]}" + (f" ({row['condition']} condition)"
+                                                                if not pd.isna(row["condition"]) else "")
+
+
+def short_effect(row: pd.Series) -> str:
+    """The effect and its interval at its Holm level, as the summary says them (no interval before a verdict)."""
+    if pd.isna(row["effect"]):
+        return ""
+    spread = "" if row["verdict"] == NO_VERDICT else f" {interval_text(row, short=True)}"
+    return f"{_number(row['effect'], DIGITS[row['metric']], True)}{spread}"
+
+
 def clause(row: pd.Series, short: bool = False) -> str:
     """One comparison: `task`, metric (condition): a vs b, difference, interval, Holm p; n: **word**. Short: the
     effect, its interval, n and the word."""
     digits = DIGITS[row["metric"]]
-    head = f"`{row['task']}` {METRIC_WORDS[row['metric']]}" + (f" ({row['condition']} condition)"
-                                                                 if not pd.isna(row["condition"]) else "")
+    head = measured_as(row)
     word = f"**{row['verdict']}**"
     if pd.isna(row["effect"]):
         return f"{head}: {word} ({row['rule']})"
     effect = _number(row["effect"], digits, True)
     if short:
-        spread = "" if row["verdict"] == NO_VERDICT else f" {interval_text(row, short=True)}"
-        return f"{head} {effect}{spread}, {_n(row, short=True)}: {word}"
+        return f"{head} {short_effect(row)}, {n_text(row, short=True)}: {word}"
     gains = "gains " if row["did"] else ""
     numbers = f"{gains}{_number(row['value_a'], digits)} vs {_number(row['value_b'], digits)}, difference {effect}"
     if row["verdict"] == NO_VERDICT:
-        return f"{head}: {numbers}; {_n(row)}: {word} ({row['rule']})"
+        return f"{head}: {numbers}; {n_text(row)}: {word} ({row['rule']})"
     share = "" if pd.isna(row["outside_share"]) else \
         f"; {float(row['outside_share']):.1%} of the text's tokens lie outside `{row['a']}`'s kept set"
-    return (f"{head}: {numbers}, {interval_text(row)}, Holm p = {float(row['p_holm']):.2g}; {_n(row)}: "
+    return (f"{head}: {numbers}, {interval_text(row)}, Holm p = {float(row['p_holm']):.2g}; {n_text(row)}: "
             f"{word}{share}")
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from harness.core.committed_files import changed_committed
 from harness.core.errors import UsageError
+from harness.report import comparison_text
 from harness.report.reproduce import describe_tolerances
 from harness.results.store import result_path
 from harness.spec.matrix import ceiling_spec, expand, shipped_matrices
@@ -92,7 +93,7 @@ def claims(root: Path) -> str:
     return _table(["claim", "claimed", "read as", "measured here", "verdict"], rows) + "\n"
 
 
-BRIEF_WORDS = 18  # a matrix's description in the README; `vramlab matrices` and the matrix file give it whole
+BRIEF_WORDS = 12  # a matrix's description in the README; `vramlab matrices` and the matrix file give it whole
 
 
 def brief(text: str, words: int = BRIEF_WORDS) -> str:
@@ -136,12 +137,49 @@ def matrices(root: Path) -> str:
                   right={1}) + "\n"
 
 
+# the quality study (docs/quality-study.md): its matrices, and the families of comparisons that answer the seed's
+# two claims (the training family is each report's: it is the premise, not a claim)
+STUDY = ("study-truncation", "study-vocabulary", "study-truncation-1-5b", "study-vocabulary-1-5b")
+CLAIM_FAMILIES = ("truncation", "vocabulary")
+
+
+def _published(root: Path, name: str) -> str:
+    cells = expand(name, check_model=False)
+    done = sum(result_path(root / "results", c.matrix, c.cell_id).is_file() for c in cells)
+    return f"{done} of {len(cells)} cells"
+
+
+def study(root: Path) -> str:
+    """The seed's claims as the study's reports decide them: each comparison of the claim families, in the words
+    and numbers of its report's summary (comparison_text), so that the README, the summary and comparisons.csv
+    agree word for word."""
+    rows, waiting = [], []
+    for name in STUDY:
+        comparisons = comparison_text.read_comparisons(root / "reports" / name)
+        if comparisons is None:
+            waiting.append(f"`{name}`")
+            continue
+        matrix = f"[`{name}`](reports/{name}/report.md), {_published(root, name)}"
+        before = None  # a cell equal to the one above it is left empty
+        for i, (_, row) in enumerate(comparisons[comparisons["family"].isin(CLAIM_FAMILIES)].iterrows()):
+            compared = f"`{row['a']}` − `{row['b']}`" + (", difference-in-differences" if row["did"] else "")
+            rows.append([matrix if i == 0 else "", "" if compared == before else compared,
+                         comparison_text.measured_as(row), comparison_text.short_effect(row) or "–",
+                         comparison_text.n_text(row, short=True),
+                         f"**{row['verdict']}**"])
+            before = compared
+    header = ["matrix", "compared (a − b)", "measured as", "effect [interval] (Holm level)", "n", "verdict"]
+    table = _table(header, rows) + "\n" if rows else ""
+    later = f"\nNo results yet: {', '.join(waiting)}.\n" if waiting else ""
+    return table + later
+
+
 def reproduction(root: Path) -> str:
     return f"What the comparison judges: {describe_tolerances()}.\n"
 
 
 BLOCKS: dict[str, Callable[[Path], str]] = {"headline": headline, "ceiling": ceiling, "claims": claims,
-                                            "matrices": matrices, "reproduction": reproduction}
+                                            "matrices": matrices, "study": study, "reproduction": reproduction}
 
 
 # what the blocks are made of: the matrix files, their results and their reports (not the benchmarks' own records,
