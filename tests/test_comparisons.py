@@ -103,3 +103,17 @@ def test_a_long_list_of_comparisons_is_split_into_parts_within_a_columns_height(
     finally:
         for fig in figures:
             plt.close(fig)
+
+
+def test_comparisons_of_the_same_arms_read_apart_on_the_forest_plot():
+    """Two conditions, two held-out languages, or a plain difference beside a difference-in-differences of the same
+    two arms: each row of the chart names its task, and the difference-in-differences says so."""
+    base = {"a": "exp-decay-20k", "b": "tail-20k", "metric": "recall"}
+    rows = [pd.Series({**base, "task": "workload_recall_fixed", "did": False}),
+            pd.Series({**base, "task": "workload_recall", "did": True}),
+            pd.Series({**base, "task": "help_es", "did": False})]
+    labels = [paired.row_label(row) for row in rows]
+    assert labels == ["exp-decay-20k vs tail-20k (workload_recall_fixed)",
+                      "exp-decay-20k vs tail-20k (workload_recall, diff-in-diff)",
+                      "exp-decay-20k vs tail-20k (help_es)"]
+    assert paired.row_label(pd.Series(base)) == "exp-decay-20k vs tail-20k"  # a table without tasks

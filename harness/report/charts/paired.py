@@ -31,6 +31,15 @@ PANEL_IN = 0.75  # a panel's axis and title
 VERDICT_COLOURS = {"higher": "#EE6677", "lower": "#228833", "no difference": "#4477AA"}
 
 
+def row_label(row: pd.Series) -> str:
+    """What is held against what, on which task: two comparisons of the same arms (two conditions, two held-out
+    languages, a plain difference and a difference-in-differences) must not read alike on the chart."""
+    if "task" not in row or pd.isna(row["task"]):
+        return label(row)
+    did = ", diff-in-diff" if str(row.get("did")) == "True" else ""
+    return f"{label(row)} ({row['task']}{did})"
+
+
 def parts(comparisons: pd.DataFrame | None, width: float = DOUBLE_IN) -> list[Figure]:
     """The forest plot, in parts of as many comparisons as keep each within a column's height where it is one
     column wide."""
@@ -79,7 +88,7 @@ def draw(comparisons: pd.DataFrame | None, width: float = DOUBLE_IN) -> Figure:
         low, high = min(e for e in ends if e == e), max(e for e in ends if e == e)
         pad = 0.06 * ((high - low) or 1.0)
         ax.set_xlim(low - pad, high + pad)
-        rows_top_down(ax, [label(r) for _, r in part.iterrows()])
+        rows_top_down(ax, [row_label(r) for _, r in part.iterrows()])
         ax.set_xlabel(f"effect on {metric.replace('_', ' ')} (a − b), interval at its Holm level")
         ax.grid(axis="x", color="0.9", linewidth=0.6)
     handles: list[Artist] = [Line2D([], [], marker="o", linestyle="", color=c, label=w)
