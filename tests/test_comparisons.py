@@ -114,6 +114,23 @@ def test_comparisons_of_the_same_arms_read_apart_on_the_forest_plot():
             pd.Series({**base, "task": "help_es", "did": False})]
     labels = [paired.row_label(row) for row in rows]
     assert labels == ["exp-decay-20k vs tail-20k (workload_recall_fixed)",
-                      "exp-decay-20k vs tail-20k (workload_recall, diff-in-diff)",
+                      "exp-decay-20k vs tail-20k (workload_recall, DiD)",
                       "exp-decay-20k vs tail-20k (help_es)"]
     assert paired.row_label(pd.Series(base)) == "exp-decay-20k vs tail-20k"  # a table without tasks
+
+
+def test_a_split_forest_plot_keeps_each_metrics_comparisons_together(folder):
+    """At a column's width the comparisons are split into parts; taken metric by metric, so that two metrics
+    interleaved in the table do not cost every part a second panel."""
+    frame = comparisons.read(folder)
+    interleaved = pd.concat([frame.iloc[[i]] for _ in range(2) for i in range(len(frame))], ignore_index=True)
+    assert interleaved["metric"].tolist()[:3] != sorted(interleaved["metric"].tolist()[:3])  # metrics alternate
+    with plt.rc_context(RC):
+        figures = paired.parts(interleaved, COLUMN_IN)
+    try:
+        panels = [len(fig.axes) for fig in figures]
+        assert sum(len(spans(fig)) for fig in figures) == len(interleaved)
+        assert sum(p > 1 for p in panels) <= 1  # at most the part where one metric ends and the next begins
+    finally:
+        for fig in figures:
+            plt.close(fig)

@@ -46,7 +46,8 @@ CAPTIONS = {
     "quality_by_cell": "each task's score per cell (dots, ± sd), trained and untrained",
     "recall_by_age": "recall of planted facts by how many sections back they were introduced (bins from the data), "
                      "per policy",
-    "paired_differences": "each planned comparison's paired effect with its interval at its Holm level, zero marked",
+    "paired_differences": "each planned comparison's paired effect with its interval at its Holm level, zero marked; "
+                          "each row names its task (DiD: a difference-in-differences against the untrained model)",
 }
 PAIRED = "paired_differences"  # drawn where the report has comparisons.csv
 # charts drawn from the items of the evaluations (items.csv) rather than from the scores

@@ -36,7 +36,7 @@ def row_label(row: pd.Series) -> str:
     languages, a plain difference and a difference-in-differences) must not read alike on the chart."""
     if "task" not in row or pd.isna(row["task"]):
         return label(row)
-    did = ", diff-in-diff" if str(row.get("did")) == "True" else ""
+    did = ", DiD" if str(row.get("did")) == "True" else ""  # the chart description spells it out
     return f"{label(row)} ({row['task']}{did})"
 
 
@@ -46,7 +46,11 @@ def parts(comparisons: pd.DataFrame | None, width: float = DOUBLE_IN) -> list[Fi
     if comparisons is None or comparisons.empty:
         return [draw(comparisons, width)]
     most = COLUMN_MAX_HEIGHT_IN if narrow_width(width) else DOUBLE_MAX_HEIGHT_IN
-    return within(lambda rows: draw(comparisons.loc[rows], width), list(comparisons.index), most,
+    # a metric's comparisons together (in the table's order within it): a part then holds as few panels, each with
+    # its own axis and label, as it can
+    metrics = list(dict.fromkeys(comparisons["metric"]))
+    order = sorted(comparisons.index, key=lambda i: metrics.index(comparisons.at[i, "metric"]))
+    return within(lambda rows: draw(comparisons.loc[rows], width), order, most,
                   at_least=lambda rows: height(comparisons.loc[rows]))
 
 
