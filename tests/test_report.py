@@ -66,7 +66,15 @@ def test_aggregate_then_report_keeps_every_cell_visible(result_folder):
     steps = pd.read_csv(folder / "reports" / "m" / "steps.csv")
     assert len(steps) == 6 and steps["warmup"].sum() == 2
 
+    # charts an earlier build drew that this one does not (a part beyond those drawn now, a chart this report has
+    # not), beside files of the user's own
+    earlier = ["overview-part7-column.pdf", "loss.png", "paired_differences-part2.pdf"]
+    own = ["overview-draft.png", "notes.pdf", "loss.svg"]
+    for name in earlier + own:
+        (folder / "reports" / "m" / name).write_bytes(b"x")
     outputs = build_report(folder / "reports" / "m")
+    assert not any((folder / "reports" / "m" / name).exists() for name in earlier)
+    assert all((folder / "reports" / "m" / name).exists() for name in own)
     report = (folder / "reports" / "m" / "report.md").read_text()
     for status in ("ok", "oom", "skipped", "error"):
         assert f"| {status} " in report

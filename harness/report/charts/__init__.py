@@ -5,6 +5,7 @@ those alone, at the width it is given; saving is done here, in one place."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,6 +86,16 @@ def figures(frames: Frames, quality_scores: pd.DataFrame | None = None,
                 for part, fig in parts.named(name, one(name)).items()}
 
 
+def not_drawn(out: Path, drawn: list[Path]) -> list[Path]:
+    """The chart files in out that this build did not draw: parts beyond the number now drawn (a chart split in
+    fewer parts than before), or a chart the report no longer has. Only names vramlab gives its charts."""
+    formats = "|".join(sorted({fmt for fmts in FORMATS.values() for fmt in fmts}))
+    widths = "|".join(re.escape(suffix) for suffix in WIDTHS if suffix)
+    ours = re.compile(rf"(?:{'|'.join(map(re.escape, CAPTIONS))})(?:-part\d+)?(?:{widths})?\.(?:{formats})")
+    kept = set(drawn)
+    return sorted(p for p in out.iterdir() if p.is_file() and ours.fullmatch(p.name) and p not in kept)
+
+
 def draw(frames: Frames, quality_scores: pd.DataFrame | None, out: Path,
          items: pd.DataFrame | None = None, comparisons: pd.DataFrame | None = None) -> list[Path]:
     """Every chart at every width, one width at a time (a figure is closed once saved)."""
@@ -93,4 +104,6 @@ def draw(frames: Frames, quality_scores: pd.DataFrame | None, out: Path,
         for suffix, width in WIDTHS.items():
             for name, fig in figures(frames, quality_scores, items, width, comparisons).items():
                 paths += save(fig, out, name + suffix, FORMATS[suffix])
+    for stale in not_drawn(out, paths):  # a report's folder holds the charts its report.md names, no others
+        stale.unlink()
     return paths
