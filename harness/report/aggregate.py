@@ -33,7 +33,8 @@ ESTIMATE_COLUMNS = ["order", "cell_id", "name", "status", "measured_bytes", "pre
                     "unpredicted"]
 QUALITY_COLUMNS = ["order", "cell_id", "name", "task", "status", "reason", "metric", "value", "stderr",
                    "stderr_method", "n", "higher_is_better", "baseline", "baseline_stderr", "delta", "limit",
-                   "partial", "outside_share", "seconds", "lm_eval_version"]
+                   "partial", "outside_share", "seconds", "lm_eval_version", "eval_peak_allocated_bytes",
+                   "eval_peak_device_bytes", "eval_budget_bytes"]
 
 
 def pending_row(cell: Cell, order: int) -> dict[str, Any]:
@@ -84,7 +85,11 @@ def _quality_rows(order: int, evaluation: EvaluationResult) -> list[dict[str, An
               "status": evaluation.status.value, "reason": evaluation.reason, "limit": evaluation.limit,
               "partial": evaluation.partial, "seconds": evaluation.seconds,
               "outside_share": evaluation.task_config.get("vocabulary_outside_share"),
-              "lm_eval_version": evaluation.lm_eval_version}
+              "lm_eval_version": evaluation.lm_eval_version,
+              # the evaluation's own device peak and the budget it was held to (none recorded: not held, or a CPU)
+              "eval_peak_allocated_bytes": (evaluation.memory or {}).get("peak_allocated_bytes"),
+              "eval_peak_device_bytes": (evaluation.memory or {}).get("peak_device_bytes"),
+              "eval_budget_bytes": (evaluation.memory or {}).get("budget_bytes")}
     if not evaluation.scores:
         return [common]
     baseline = {s.metric: s for s in evaluation.baseline or []}

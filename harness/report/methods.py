@@ -85,7 +85,32 @@ def _hardware(env: pd.DataFrame, cells: pd.DataFrame, frames: Frames) -> list[st
     return [" ".join(lines)]
 
 
-def _sharing(cells: pd.DataFrame, quality: bool) -> list[str]:
+def evaluation_budget(scores: pd.DataFrame | None) -> str:
+    """Whether the evaluations were held to the cell's budget, as their files record it: evaluations made before the
+    evaluate stage was held to it record no budget."""
+    not_held = ("; its evaluation (lm-eval, the same model with its adapter on and off) ran afterwards in a process "
+                "of its own that was not held to it, so the scores do not depend on the budget")
+    if scores is None or "eval_budget_bytes" not in scores:
+        return not_held
+    tasks = scores.drop_duplicates(["cell_id", "task"])
+    held = tasks[tasks["eval_budget_bytes"].notna()]
+    if held.empty:
+        return not_held
+    budget = _listed((held["eval_budget_bytes"] / GIB).map(lambda b: f"{b:.2f} GiB"))
+    # the device peak is the allocator's reserve plus what lies outside it: at the cap it says the reserve filled,
+    # so the allocated peak is said beside it
+    peaks = (f"highest allocated peak {held['eval_peak_allocated_bytes'].max() / GIB:.2f} GiB, device peak "
+             f"{held['eval_peak_device_bytes'].max() / GIB:.2f} GiB, budget {budget}")
+    if len(held) == len(tasks):
+        return ("; so was its evaluation (lm-eval, the same model with its adapter on and off), afterwards in a "
+                f"process of its own with the allocator capped the same way ({peaks})")
+    others = len(tasks) - len(held)
+    return (f"; of its {len(tasks)} evaluations (lm-eval, a process each, afterwards), {len(held)} "
+            f"{'was' if len(held) == 1 else 'were'} held to the budget the same way ({peaks}) and {others}, made "
+            f"before the evaluation was held to it, {'was' if others == 1 else 'were'} not")
+
+
+def _sharing(cells: pd.DataFrame, quality: bool, scores: pd.DataFrame | None = None) -> list[str]:
     """Whether cells shared the device, and what was and was not held to the budget."""
     shared = "throughput_measured" in cells and (cells["throughput_measured"].astype(str) == "False").any()
     lines = []
@@ -97,8 +122,7 @@ def _sharing(cells: pd.DataFrame, quality: bool) -> list[str]:
         lines.append("Each cell had the device to itself while it trained, so its speed is a measurement.")
     held = "Loading, preparing and training a cell were held to the budget"
     if quality:
-        held += ("; its evaluation (lm-eval, the same model with its adapter on and off) ran afterwards in a process "
-                 "of its own that was not held to it, so the scores do not depend on the budget")
+        held += evaluation_budget(scores)
     return [" ".join([*lines, held + "."])]
 
 
@@ -199,7 +223,8 @@ def markdown(frames: Frames, environment: pd.DataFrame | None, title: str, quali
              "Generated from this folder's `cells.csv`, `steps.csv`, `environment.csv` and `design.json` (the result "
              "files' own records); every number here is theirs.", "", "## Hardware, budget and device sharing", "",
              *(_hardware(env, cells, frames) if len(env) else ["No environment was recorded."]), "",
-             *_sharing(cells, quality), "", "## Software", "", *(_software(env) or ["No versions were recorded."]),
+             *_sharing(cells, quality, scores), "", "## Software", "",
+             *(_software(env) or ["No versions were recorded."]),
              "", "## Models, data, seeds and steps", "", _models(ran), "",
              f"Data: {_listed(ran['data'])}, at a context of {contexts} tokens, batch size "
              f"{_listed(ran['batch_size'])} and gradient accumulation {_listed(ran['grad_accum'])}. {len(ran)} cells "
