@@ -173,7 +173,10 @@ def _evaluation(quality: pd.DataFrame | None) -> str:
     if quality is None or quality.empty:
         return ""
     ok = quality[quality["status"] == "ok"]
-    sizes = ok.groupby("task")["n"].agg(lambda n: sorted({int(v) for v in n.dropna()}))
+    # an evaluation's items are its largest n: a metric over a subset (the items whose answer the context holds)
+    # counts fewer of the same items
+    items = ok.groupby(["task", "cell_id"], sort=False)["n"].max().reset_index()
+    sizes = items.groupby("task")["n"].agg(lambda n: sorted({int(v) for v in n.dropna()}))
     said = "; ".join(f"{task}: {_sizes(values)} items" for task, values in sizes.items() if values)
     named = {"help": "the GIMP User Manual", "text": "Debian's manual pages", "ruler": "RULER's tasks"}
     sources = [named[family] + cite(family) for family in named

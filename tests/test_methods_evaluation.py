@@ -1,11 +1,12 @@
-"""The methods file says whether the evaluations were held to the cell's budget as their files record it: a study
-whose evaluation runs under the 16 GiB cap says so with its peaks; evaluations made before that say they were not."""
+"""The methods file's evaluation, as the evaluation files record it: how many items each task scored, and whether
+the evaluations were held to the cell's budget (a study whose evaluation runs under the 16 GiB cap says so with its
+peaks; evaluations made before that say they were not)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from harness.report.methods import evaluation_budget
+from harness.report.methods import _evaluation, evaluation_budget
 
 GIB = 2**30
 
@@ -37,3 +38,12 @@ def test_a_mix_counts_the_evaluations_of_each_kind():
     said = evaluation_budget(scores([16.0, None, None]))
     assert "of its 3 evaluations" in said and "1 was held" in said
     assert "2, made before" in said and said.endswith("were not")
+
+
+def test_each_task_is_said_with_the_items_it_scored_not_a_subsets_count():
+    rows = [{"cell_id": cell, "task": "workload_recall", "status": "ok", "metric": metric, "n": n,
+             "lm_eval_version": "0.4.13"}
+            for cell, subset in (("a", 232), ("b", 228))
+            for metric, n in (("recall", 360), ("exact_match", 360), ("exact_match_in_context", subset))]
+    said = _evaluation(pd.DataFrame(rows))
+    assert "workload_recall: 360 items" in said and "228" not in said
