@@ -13,13 +13,14 @@ def test_the_shells_kill_report_beside_the_commands_answer_is_not_a_line_it_said
     assert lines_said(KILLED, f"{REFUSAL}\n{REPORT}\n") == [REFUSAL]
 
 
-def test_the_kill_report_alone_is_what_the_command_left():
-    assert lines_said(KILLED, f"{REPORT}\n") == [REPORT]
+def test_the_kill_report_alone_leaves_no_line_of_the_command():
+    # where the trial saw the command end first (no line), a slower machine may see it killed: the same answer
+    assert lines_said(KILLED, f"{REPORT}\n") == []
 
 
 def test_a_traceback_before_the_kill_still_counts_every_line():
     traceback = "Traceback (most recent call last):\n  File \"x\", line 1\nKeyError: 'x'\n"
-    assert len(lines_said(KILLED, traceback + REPORT)) == 3
+    assert len(lines_said(KILLED, traceback + REPORT)) == 3  # the traceback's, not the shell's
 
 
 def test_a_case_without_a_timed_signal_counts_every_line():

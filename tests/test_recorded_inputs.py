@@ -5,8 +5,9 @@ them from a fresh clone's root, and must still give what the trial saw:
 - `exit`: the exit status of the commands as bash returns it (a case ending in `echo rc=$?` exits 0 and says its
   command's own status in `prints`);
 - `says`: a piece of the line the user sees: on stderr, or on stdout when `lines` is 0 (stderr stays empty);
-- `lines`: the most lines stderr may hold (1 for a refusal); null where stderr holds a Python traceback, whose length
-  is the call stack's, not the case's (its last line is in `says`);
+- `lines`: the most lines stderr may hold (1 for a refusal; in a timed-signal case bash's report of the kill is not
+  counted); null where stderr holds a Python traceback, whose length is the call stack's, not the case's (its last
+  line is in `says`);
 - `prints` (optional): a piece stdout must hold;
 - `leaves`: "clean" (tracked files unchanged, nothing untracked) or {"untracked": [paths the case may add]};
 - `without_gpu` (optional): the case asks for a CUDA GPU and records the answer where there is none;
@@ -85,10 +86,10 @@ def signal_came_too_late(case: dict, done: subprocess.CompletedProcess) -> bool:
 
 
 def lines_said(case: dict, stderr: str) -> list[str]:
-    """The lines stderr holds, less the shell's report of the kill in a timed-signal case: where the command answers
-    (a refusal's one line) just as the signal comes, both are there, and either alone is what the trial saw."""
+    """The lines stderr holds, less the shell's report of the kill in a timed-signal case: the signal races the
+    command (it answers just before, or is cut short just after), and the shell's line is not the command's."""
     said = [line for line in stderr.splitlines() if line.strip()]
-    if not TIMED_SIGNAL.search(case["commands"]) or len(said) <= 1:
+    if not TIMED_SIGNAL.search(case["commands"]):
         return said
     return [line for line in said if not SHELL_KILL_REPORT.match(line)]
 
