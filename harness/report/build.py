@@ -262,5 +262,8 @@ def build_report(folder: Path) -> list[Path]:
                                  comparisons is not None)
     write_text_atomic(folder / "methods.md", paragraph)
     write_text_atomic(folder / "methods.tex", methods_latex.latex(paragraph))
+    # last, once the report that names the charts is written: a build that fails before leaves every file it had
+    for stale in charts.not_drawn(folder, drawn):
+        stale.unlink()
     return [folder / "report.md", folder / "tables.tex", folder / "methods.md", folder / "methods.tex",
             *drawn]

@@ -104,6 +104,4 @@ def draw(frames: Frames, quality_scores: pd.DataFrame | None, out: Path,
         for suffix, width in WIDTHS.items():
             for name, fig in figures(frames, quality_scores, items, width, comparisons).items():
                 paths += save(fig, out, name + suffix, FORMATS[suffix])
-    for stale in not_drawn(out, paths):  # a report's folder holds the charts its report.md names, no others
-        stale.unlink()
     return paths
