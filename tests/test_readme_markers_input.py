@@ -68,7 +68,7 @@ def test_readme_reads_and_writes_a_file_with_windows_line_ends(tmp_path, capsys)
 
 
 def test_block_names_of_the_committed_readme_are_each_block_once():
-    assert readme.block_names(README) == ["headline", "ceiling", "claims", "matrices", "reproduction"]
+    assert readme.block_names(README) == ["headline", "ceiling", "study", "claims", "matrices", "reproduction"]
 
 
 def _untracked_matrix(tmp_path):
