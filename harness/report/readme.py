@@ -18,6 +18,7 @@ from harness.core.errors import UsageError
 from harness.report import comparison_text
 from harness.report.reproduce import describe_tolerances
 from harness.results.store import result_path
+from harness.spec.cells import Cell
 from harness.spec.matrix import ceiling_spec, expand, shipped_matrices
 from harness.spec.matrix_list import entry
 
@@ -93,6 +94,12 @@ def claims(root: Path) -> str:
     return _table(["claim", "claimed", "read as", "measured here", "verdict"], rows) + "\n"
 
 
+def _published(root: Path, cells: list[Cell]) -> str:
+    """'2 of 10': the cells of a matrix with a result file under root's results/."""
+    done = sum(result_path(root / "results", c.matrix, c.cell_id).is_file() for c in cells)
+    return f"{done} of {len(cells)}"
+
+
 BRIEF_WORDS = 12  # a matrix's description in the README; `vramlab matrices` and the matrix file give it whole
 
 
@@ -127,8 +134,7 @@ def matrices(root: Path) -> str:
             probes = [len(list((root / "results" / name / "ceiling" / c.cell_id).glob("*.json"))) for c in cells]
             published = f"{sum(n > 0 for n in probes)} searches, {sum(probes)} probes"
         else:
-            published = f"{sum(result_path(root / 'results', c.matrix, c.cell_id).is_file() for c in cells)} of " \
-                        f"{found.cells}"
+            published = _published(root, cells)
         shown = next((f for f in ("report.md", "ceiling.md") if (root / "reports" / name / f).is_file()), None)
         report = f"[{shown}](reports/{name}/{shown})" if shown else "–"
         # the models are named by each description; `vramlab matrices` gives the sources and whether they are here
@@ -143,10 +149,6 @@ STUDY = ("study-truncation", "study-vocabulary", "study-truncation-1-5b", "study
 CLAIM_FAMILIES = ("truncation", "vocabulary")
 
 
-def _published(root: Path, name: str) -> str:
-    cells = expand(name, check_model=False)
-    done = sum(result_path(root / "results", c.matrix, c.cell_id).is_file() for c in cells)
-    return f"{done} of {len(cells)} cells"
 
 
 def study(root: Path) -> str:
@@ -159,7 +161,7 @@ def study(root: Path) -> str:
         if comparisons is None:
             waiting.append(f"`{name}`")
             continue
-        matrix = f"[`{name}`](reports/{name}/report.md), {_published(root, name)}"
+        matrix = f"[`{name}`](reports/{name}/report.md), {_published(root, expand(name, check_model=False))} cells"
         before = None  # a cell equal to the one above it is left empty
         for i, (_, row) in enumerate(comparisons[comparisons["family"].isin(CLAIM_FAMILIES)].iterrows()):
             compared = f"`{row['a']}` − `{row['b']}`" + (", difference-in-differences" if row["did"] else "")
