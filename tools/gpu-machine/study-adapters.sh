@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: wait (at most SECONDS) until study-part.sh's cells have trained, then bring back each cell's
-# result and trained adapter as 15 MB pieces in $OUT (a call brings back about 64 MB: two 0.5B cells a call), so
-# that a later session at the same study commit can evaluate them without training again (RESTORE= in study-part.sh).
+# result and trained adapter as 15 MB pieces in $OUT (a call brings back about 64 MB: one 0.5B cell a call), so
+# that a machine taken back later in this session costs the evaluation only, not the training (study-restore.sh puts
+# them back on the next machine). They do not outlive the session: nothing git ignores does.
 #   bash tools/gpu-machine/study-adapters.sh MATRIX SECONDS ID...   (ST: the run's folder, /tmp/st)
 matrix=${1:?usage: study-adapters.sh MATRIX SECONDS ID...}; limit=${2:?}; shift 2; t0=$(date +%s)
 st=${ST:-/tmp/st}; cd "$st/results/$matrix" || exit 1; missing=0

@@ -3,7 +3,9 @@
 # the study commit): run some cells of a study matrix and their evaluation, detached, in /tmp/st, the archive
 # unpacked, so that the results record the study commit, clean, whatever the tree this call carried.
 #   bash tools/gpu-machine/study-part.sh COMMIT MATRIX ID...   (then: bash tools/gpu-machine/study-wait.sh MATRIX SECONDS)
-# RESTORE=FOLDER (in the carried tree): cells trained by an earlier session (study-adapters.sh), evaluated here.
+# Cells that study-restore.sh put back in /tmp/st in an earlier call of this session (their pieces carried with
+# results/ set aside: a cell's 35 MB of pieces beside the whole tree is over what a call carries) are evaluated here,
+# not trained again.
 # BASELINES=FOLDER (in the carried tree): the untrained model's scores an earlier part made at the same commit
 # (results/*/evaluations/baselines/ is ignored by git, so they are kept under results/benchmarks/), put where the
 # evaluate stage looks, so that this part does not score the untrained model again.
@@ -17,9 +19,8 @@ export UNSLOTH_DISABLE_STATISTICS=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERE
 export VRAMLAB_GIT_COMMIT=$commit VRAMLAB_GIT_DIRTY=0
 mkdir -p /tmp/vc/packages
 for f in /tmp/payload/*.gguf; do [ -e "$f" ] && mv -n "$f" /tmp/vc/packages/; done
-[ -d /tmp/st ] || { mkdir -p /tmp/st && tar xzf /tmp/payload/study.tgz -C /tmp/st; }
-# cells an earlier session trained at this commit (study-adapters.sh's pieces): their evaluation alone runs here
-[ -z "${RESTORE:-}" ] || bash "$(dirname "$0")"/study-restore.sh "$matrix" "$RESTORE" /tmp/st || exit 1
+# the archive's own file, not the folder: restored cells may have made /tmp/st before the archive was unpacked
+[ -f /tmp/st/Snakefile ] || { mkdir -p /tmp/st && tar xzf /tmp/payload/study.tgz -C /tmp/st; }
 if [ -n "${BASELINES:-}" ]; then
   ls "$BASELINES"/*.json > /dev/null || { echo "BASELINES=$BASELINES holds no .json file"; exit 1; }
   mkdir -p /tmp/st/results/"$matrix"/evaluations/baselines

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Put back, under ROOT/results/MATRIX, the cells that study-adapters.sh brought back in pieces (result and trained
-# adapter), so that Snakemake there runs their evaluation alone. study-part.sh calls it for RESTORE=FOLDER.
+# adapter), so that Snakemake there runs their evaluation alone: one call per piece folder, carrying it with results/
+# and reports/ set aside (35 MB of pieces beside the whole tree is over what a call carries), then study-part.sh.
 #   bash tools/gpu-machine/study-restore.sh MATRIX FOLDER [ROOT]   (ROOT: /tmp/st)
 set -u
 matrix=${1:?usage: study-restore.sh MATRIX FOLDER [ROOT]}; folder=${2:?}; root=${3:-/tmp/st}
