@@ -192,6 +192,7 @@ def fit_labels(fig: Figure) -> Figure:
             points = ax.get_position().height * fig.get_figheight() * 72
             fits = max(12, int(points / (0.55 * label.get_fontproperties().get_size_in_points())))
             label.set_text("\n".join(textwrap.fill(line, fits) for line in label.get_text().split("\n")))
+    for ax in fig.axes:  # once every label is wrapped: a later panel's wrapped label narrows the panels beside it
         _thin_ticks(ax)
     _names_apart(fig)
     return fig
@@ -234,7 +235,9 @@ def _thin_ticks(ax: Axes) -> None:
             # set; the public get_major_ticks also holds ticks outside the view, with labels that are not drawn
             ticks = axis._update_ticks()  # type: ignore[attr-defined]
             labels = [t.label1 for t in ticks if t.label1.get_visible() and t.label1.get_text()]
-            boxes = [label.get_window_extent(drawn) for label in labels]
+            # neighbours closer than about a space apart read as one number ("5.255.50"): half an em between labels
+            boxes = [label.get_window_extent(drawn).padded(label.get_fontsize() * fig.dpi / 72 / 4)
+                     for label in labels]
             if not any(_overlap(a, b) > 0 for a, b in pairwise(boxes)):
                 break
             locations = [float(v) for v in axis.get_ticklocs()]
