@@ -2,7 +2,8 @@
 # On the GPU machine: wait (at most SECONDS) until study-part.sh's cells have trained, then bring back each cell's
 # result and trained adapter as 15 MB pieces in $OUT (a call brings back about 64 MB: one 0.5B cell a call), so
 # that a machine taken back later in this session costs the evaluation only, not the training (study-restore.sh puts
-# them back on the next machine). They do not outlive the session: nothing git ignores does.
+# them back on the next machine). Kept in an ignored folder, they may outlive the session or not: a new session found
+# none of the ignored files on 7 December, afternoon, and all of them that evening.
 #   bash tools/gpu-machine/study-adapters.sh MATRIX SECONDS ID...   (ST: the run's folder, /tmp/st)
 matrix=${1:?usage: study-adapters.sh MATRIX SECONDS ID...}; limit=${2:?}; shift 2; t0=$(date +%s)
 st=${ST:-/tmp/st}; cd "$st/results/$matrix" || exit 1; missing=0

@@ -9,6 +9,8 @@
 # BASELINES=FOLDER (in the carried tree): the untrained model's scores an earlier part made at the same commit
 # (results/*/evaluations/baselines/ is ignored by git, so they are kept under results/benchmarks/), put where the
 # evaluate stage looks, so that this part does not score the untrained model again.
+# EVALUATED=FOLDER (in the carried tree, holding ID/TASK.json): tasks of restored cells an earlier session scored at
+# the same commit; the evaluate stage keeps a task whose file holds this adapter's score and runs only the others.
 set -u
 commit=${1:?usage: study-part.sh COMMIT MATRIX ID...}; matrix=${2:?}; shift 2
 [ -f /tmp/payload/study.tgz ] || { echo "no payload: ship the chunks first"; exit 1; }
@@ -26,6 +28,13 @@ if [ -n "${BASELINES:-}" ]; then
   mkdir -p /tmp/st/results/"$matrix"/evaluations/baselines
   cp -n "$BASELINES"/*.json /tmp/st/results/"$matrix"/evaluations/baselines/
   echo "$(ls /tmp/st/results/"$matrix"/evaluations/baselines | wc -l) untrained scores from $BASELINES"
+fi
+if [ -n "${EVALUATED:-}" ]; then
+  ls "$EVALUATED"/*/*.json > /dev/null || { echo "EVALUATED=$EVALUATED holds no ID/TASK.json"; exit 1; }
+  for d in "$EVALUATED"/*/; do
+    id=$(basename "$d"); mkdir -p /tmp/st/results/"$matrix"/evaluations/"$id"
+    cp -n "$d"*.json /tmp/st/results/"$matrix"/evaluations/"$id"/ && echo "$id: $(ls "$d" | wc -l) tasks scored earlier"
+  done
 fi
 cd /tmp/st
 targets=""; for id in "$@"; do targets="$targets results/$matrix/evaluations/$id/workload_recall.json"; done
