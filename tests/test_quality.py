@@ -146,6 +146,7 @@ def test_quality_smoke_trains_evaluates_and_reports_on_the_cpu(tmp_path, cache_d
     assert set(recall["recall"].dropna()) <= {0.0, 1.0} and set(recall["exact_match"].dropna()) <= {0.0, 1.0}
     assert (recall["recall"] >= recall["exact_match"]).all()  # an exact answer also holds the answer
     assert scored["partial"].all() and scored["baseline"].notna().all() and scored["stderr"].notna().all()
+    assert (scored["eval_device"] == "CPU").all()  # where each evaluation ran, from its file's environment
     skipped = quality[quality["status"] == "skipped"]
     assert len(skipped) == 2  # hellaswag, for both cells (a misspelled task is refused at validation)
     for _, row in skipped.iterrows():

@@ -33,8 +33,8 @@ ESTIMATE_COLUMNS = ["order", "cell_id", "name", "status", "measured_bytes", "pre
                     "unpredicted"]
 QUALITY_COLUMNS = ["order", "cell_id", "name", "task", "status", "reason", "metric", "value", "stderr",
                    "stderr_method", "n", "higher_is_better", "baseline", "baseline_stderr", "delta", "limit",
-                   "partial", "outside_share", "seconds", "lm_eval_version", "eval_peak_allocated_bytes",
-                   "eval_peak_device_bytes", "eval_budget_bytes"]
+                   "partial", "outside_share", "seconds", "lm_eval_version", "eval_device",
+                   "eval_peak_allocated_bytes", "eval_peak_device_bytes", "eval_budget_bytes"]
 
 
 def pending_row(cell: Cell, order: int) -> dict[str, Any]:
@@ -80,12 +80,20 @@ def checked_result(path: Path, cell_id: str) -> CellResult:
     return result
 
 
+def _device(evaluation: EvaluationResult) -> str | None:
+    """Where the evaluation ran, as its file records it: the GPU's name, or the CPU (none: the file says nothing)."""
+    env = evaluation.environment
+    if env is None:
+        return None
+    return env.gpu or ("CPU" if not env.cuda_available else None)
+
+
 def _quality_rows(order: int, evaluation: EvaluationResult) -> list[dict[str, Any]]:
     common = {"order": order, "cell_id": evaluation.cell_id, "name": evaluation.name, "task": evaluation.task,
               "status": evaluation.status.value, "reason": evaluation.reason, "limit": evaluation.limit,
               "partial": evaluation.partial, "seconds": evaluation.seconds,
               "outside_share": evaluation.task_config.get("vocabulary_outside_share"),
-              "lm_eval_version": evaluation.lm_eval_version,
+              "lm_eval_version": evaluation.lm_eval_version, "eval_device": _device(evaluation),
               # the evaluation's own device peak and the budget it was held to (none recorded: not held, or a CPU)
               "eval_peak_allocated_bytes": (evaluation.memory or {}).get("peak_allocated_bytes"),
               "eval_peak_device_bytes": (evaluation.memory or {}).get("peak_device_bytes"),

@@ -61,7 +61,6 @@ def _hardware(env: pd.DataFrame, cells: pd.DataFrame, frames: Frames) -> list[st
             device = f"the CPU only, {cpu}"
         key = f"{device}, Python {row['python']}"
         machines[key] = machines.get(key, 0) + int(row["cells"])
-    said = "; ".join(f"{n} cell{'s' if n != 1 else ''} on {m}" for m, n in machines.items())
     said = "; ".join(f"{n} cell{'s' if n != 1 else ''} ran on {m}" for m, n in machines.items())
     lines = [f"{said[0].upper()}{said[1:]}." if len(machines) > 1 else
              f"All {next(iter(machines.values()))} cells with a result ran on {next(iter(machines))}."]
@@ -185,7 +184,25 @@ def _evaluation(quality: pd.DataFrame | None) -> str:
         if "lm_eval_version" in quality else ""
     return (f"Each trained cell was evaluated with lm-eval{f' {version}' if version else ''}{cite('lm-eval')} on the "
             f"tasks, items per seed: {said}{' (from ' + ' and '.join(sources) + ')' if sources else ''}. Every "
-            "score also has the same model untrained (its adapter disabled).")
+            "score also has the same model untrained (its adapter disabled)." + _evaluation_devices(quality))
+
+
+def _evaluation_devices(quality: pd.DataFrame) -> str:
+    """Where the evaluations ran, counted in task files: a study whose parts ran on different GPUs says which."""
+    if "eval_device" not in quality or quality["eval_device"].isna().all():
+        return ""
+    ran = quality[quality["status"] == "ok"].drop_duplicates(["cell_id", "task"])
+    files = ran["eval_device"].dropna().astype(str).value_counts()
+    if files.empty:
+        return ""
+    if len(files) == 1:
+        return f" The evaluations ran on {_on(files.index[0])}."
+    return (" The evaluations ran on " + ", ".join(f"{_on(device)} ({n} task files)" for device, n in files.items())
+            + ".")
+
+
+def _on(device: str) -> str:
+    return "the CPU" if device == "CPU" else f"one {device}"
 
 
 def _sizes(values: list[int]) -> str:
