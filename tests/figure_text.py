@@ -13,10 +13,11 @@ from matplotlib.transforms import Bbox
 TOLERANCE_PX = 1.0  # glyph boxes include a little air: touching by a pixel is not running into
 
 
-def _drawn_ticks(ax: Axes) -> list[Text]:
-    """The tick labels drawn: those of the ticks inside the view (matplotlib keeps others, undrawn)."""
+def drawn_ticks(ax: Axes, axes: str = "xy") -> list[Text]:
+    """The tick labels drawn on the named axes: those of the ticks inside the view (matplotlib keeps others,
+    undrawn)."""
     found = []
-    for axis in (ax.xaxis, ax.yaxis):
+    for axis in [a for name, a in (("x", ax.xaxis), ("y", ax.yaxis)) if name in axes]:
         if not axis.get_visible():
             continue
         for tick in axis._update_ticks():  # the ticks the next draw draws
@@ -30,7 +31,7 @@ def _texts(fig: Figure) -> list[tuple[Text, Axes | None, Bbox]]:
     for ax in fig.axes:
         if not ax.get_visible():
             continue
-        found += [(t, ax) for t in [*_drawn_ticks(ax), ax.xaxis.label, ax.yaxis.label, ax.title, ax._left_title,
+        found += [(t, ax) for t in [*drawn_ticks(ax), ax.xaxis.label, ax.yaxis.label, ax.title, ax._left_title,
                                     ax._right_title, *ax.texts]]
         if ax.get_legend() is not None:
             found += [(t, ax) for t in [*ax.get_legend().get_texts(), ax.get_legend().get_title()]]

@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 
 from harness.spec.chart_widths import COLUMN_IN
 from tests.conftest import REPO
+from tests.figure_text import drawn_ticks
 from tests.test_figures_in_print import drawn
 
 
@@ -22,7 +23,7 @@ def _gaps_in_em(fig: Figure) -> list[float]:
     for ax in fig.axes:
         if not ax.get_visible():
             continue
-        labels = [t.label1 for t in ax.xaxis._update_ticks() if t.label1.get_visible() and t.label1.get_text()]
+        labels = [label for label in drawn_ticks(ax, "x") if label.get_text()]
         boxes = sorted((label.get_window_extent(renderer) for label in labels), key=lambda b: b.x0)
         gaps += [(b.x0 - a.x1) / (labels[0].get_fontsize() * fig.dpi / 72) for a, b in pairwise(boxes)]
     return gaps
