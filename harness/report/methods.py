@@ -189,7 +189,7 @@ def _evaluation(quality: pd.DataFrame | None) -> str:
 
 def _evaluation_devices(quality: pd.DataFrame) -> str:
     """Where the evaluations ran, counted in task files: a study whose parts ran on different GPUs says which."""
-    if "eval_device" not in quality or quality["eval_device"].isna().all():
+    if "eval_device" not in quality:
         return ""
     ran = quality[quality["status"] == "ok"].drop_duplicates(["cell_id", "task"])
     files = ran["eval_device"].dropna().astype(str).value_counts()
