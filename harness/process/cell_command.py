@@ -137,7 +137,7 @@ def _existing_result(cell: Cell, out: Path, force: bool, out_given: bool) -> tup
         return None, redo
     existing = read(out)
     env = existing.environment
-    where = (env.gpu or env.cpu) if env else "another machine"
+    where = env.machine if env else "another machine"
     if needs_cuda(cell.settings) and not cuda_present() and existing.status is not Status.skipped:
         return (f"{out} holds the {existing.status.value} result of this cell from {where}; this machine has no "
                 "CUDA GPU, so here the cell could only be skipped: the result is kept, with --force too (measure "

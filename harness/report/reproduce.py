@@ -75,7 +75,7 @@ def _ratio(mine: float | None, reference: float | None) -> float | None:
 
 def _device(result: CellResult) -> str | None:
     env = result.environment
-    return (env.gpu or env.cpu) if env else None
+    return env.machine if env else None
 
 
 def compare(reference: CellResult, mine: CellResult, across_devices: bool = False) -> Comparison:

@@ -258,6 +258,11 @@ class Environment(Strict):
     driver: str | None = None
     device_memory_source: str | None = None
 
+    @property
+    def machine(self) -> str:
+        """The device the work ran on, by name: the GPU where there was one, else the CPU."""
+        return self.gpu or self.cpu
+
 
 _LOCAL_PATH = re.compile(r"^(/|~|[A-Za-z]:\\)")
 
@@ -409,7 +414,7 @@ class CellResult(Strict):
         row["throughput_measured"] = self.metrics.throughput_measured
         env = self.environment
         # not 'device': that is a setting (cuda, cpu, auto); this is the machine it ran on
-        row["device_name"] = (env.gpu or env.cpu) if env else None
+        row["device_name"] = env.machine if env else None
         row["torch"] = env.versions.get("torch") if env else None
         row["code_commit"] = (env.git.commit[:7] + ("+dirty" if env.git.dirty else "")) \
             if env and env.git.commit else None

@@ -75,7 +75,7 @@ def cell_run(result: CellResult, scores: list[dict[str, Any]]) -> CellRun:
             "reason": (result.reason or "")[:500], "model": result.config.get("model", ""),
             "model_commit": (model.commit or "") if model else "",
             "code_commit": (result.environment.git.commit or "") if result.environment else "",
-            "device": (result.environment.gpu or result.environment.cpu) if result.environment else ""}
+            "device": result.environment.machine if result.environment else ""}
     return CellRun(result.cell_id, result.name, result.status.value,
                    {k: _param(v) for k, v in sorted(result.config.items())}, metrics,
                    {k: v for k, v in series.items() if v}, {k: v for k, v in tags.items() if v})
